@@ -1,0 +1,86 @@
+# claude-sandbox: build, test and install the multicall binary.
+#
+# Knobs (make VAR=value): PREFIX, DESTDIR, SYSCONFDIR, CLAUDE_BINDIR,
+# CLAUDE_HOME_NAME, NETNS, VERSION.
+
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+SYSCONFDIR ?= $(PREFIX)/etc
+CLAUDE_BINDIR    ?= /opt/claude/bin
+CLAUDE_HOME_NAME ?= .claude-home
+NETNS      ?= agents
+VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+GO         ?= go
+
+PKG     := github.com/claude-sandbox/claude-sandbox
+BI      := $(PKG)/internal/buildinfo
+LDFLAGS := -s -w \
+	-X $(BI).Version=$(VERSION) \
+	-X $(BI).Prefix=$(PREFIX) \
+	-X $(BI).Sysconfdir=$(SYSCONFDIR) \
+	-X $(BI).BinDir=$(CLAUDE_BINDIR) \
+	-X $(BI).HomeName=$(CLAUDE_HOME_NAME) \
+	-X $(BI).Netns=$(NETNS)
+GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+
+# Go test flags; the suite runs root and unprivileged-user tests.
+TESTFLAGS ?= -count=1 -timeout 40m
+
+BIN := $(DESTDIR)$(PREFIX)/bin
+
+# Fragments in mk/ append to these.
+E2E   :=
+BENCH :=
+
+.PHONY: all build test vet check e2e bench install uninstall clean agent
+all: build
+
+build: build/claude-sandbox build/netns-enter
+
+build/claude-sandbox: FORCE
+	$(GOBUILD) -o $@ ./cmd/multicall
+
+# The setuid helper links only the standard library, x/sys/unix and its own
+# packages (see applets/netnsenter/deps_test.go).
+build/netns-enter: FORCE
+	$(GOBUILD) -tags netnsenter_only -o $@ ./cmd/multicall
+
+FORCE:
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags netnsenter_only ./...
+
+test:
+	$(GO) test $(TESTFLAGS) ./...
+
+# The test command of the README: unit, integration and end-to-end tests.
+check: vet test e2e
+
+e2e: $(E2E)
+
+bench: $(BENCH)
+
+# agent: the real agent binary, cached outside the repository.
+agent:
+	@scripts/fetch-agent
+
+install: build
+	install -D -m 0755 build/claude-sandbox $(BIN)/claude-sandbox
+	ln -sf claude-sandbox $(BIN)/claude
+	ln -sf claude-sandbox $(BIN)/claude-update
+	install -D -m 0644 install/sysctl.d/99-claude-code-sandbox.conf $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
+	install -D -m 0644 install/claude-sandbox-init $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
+	@if [ -z "$(DESTDIR)" ] && command -v sysctl >/dev/null; then \
+		sysctl -q -p $(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf || true; fi
+
+uninstall:
+	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
+	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
+	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
+	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox 2>/dev/null
+
+clean:
+	rm -rf build
+
+include $(wildcard mk/*.mk)

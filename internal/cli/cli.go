@@ -1,0 +1,91 @@
+// Package cli holds what every applet shares with the dispatcher: the applet
+// signature, the standard streams, and errors that carry an exit code.
+//
+// It imports the standard library only, because the setuid netns-enter
+// applet depends on it.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Stdio are the streams an applet reads and writes.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Applet is one program of the multicall binary.
+type Applet struct {
+	// Name is the name the applet is installed and invoked as.
+	Name string
+	// Run runs the applet. args excludes the program name.
+	Run func(ctx context.Context, args []string, stdio Stdio) error
+}
+
+// Exit codes shared by all applets.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// ExitError asks the dispatcher to exit with Code. If Err is nil nothing is
+// printed (the applet already reported, or it passes on a child's status).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Usagef returns an error that exits with ExitUsage.
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// Exit returns an error that makes the dispatcher exit with code and print
+// nothing.
+func Exit(code int) error {
+	return &ExitError{Code: code}
+}
+
+// ErrNotImplemented is returned by applets that are not written yet.
+var ErrNotImplemented = errors.New("not implemented yet")
+
+// Code returns the exit code for err: 0 for nil, the code of an ExitError,
+// ExitFailure otherwise.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return ExitFailure
+}
+
+// Message returns the line to print for err, or "" if nothing should be
+// printed.
+func Message(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.Err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package dispatch
+
+// Privileged reports true off Linux: the privileged applet is Linux-only and
+// nothing else should guess.
+func Privileged() bool { return true }

@@ -1,0 +1,233 @@
+package seccomp
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Action is a seccomp return value (SECCOMP_RET_*).
+type Action uint32
+
+const (
+	allow       Action = 0x7fff0000 // SECCOMP_RET_ALLOW
+	killProcess Action = 0x80000000 // SECCOMP_RET_KILL_PROCESS
+	retErrno    Action = 0x00050000 // SECCOMP_RET_ERRNO
+)
+
+// errno returns SECCOMP_RET_ERRNO with an errno value.
+func errno(e uint16) Action { return retErrno | Action(e) }
+
+var errnoNames = map[uint16]string{1: "EPERM", 38: "ENOSYS", 97: "EAFNOSUPPORT"}
+
+func (a Action) String() string {
+	switch {
+	case a == allow:
+		return "ALLOW"
+	case a == killProcess:
+		return "KILL_PROCESS"
+	case a&0xffff0000 == retErrno:
+		if n, ok := errnoNames[uint16(a)]; ok {
+			return "ERRNO(" + n + ")"
+		}
+		return fmt.Sprintf("ERRNO(%d)", uint16(a))
+	}
+	return fmt.Sprintf("0x%08x", uint32(a))
+}
+
+// op is how a cond compares the low 32 bits of an argument.
+type op int
+
+const (
+	opIn     op = iota // equal to one of the values
+	opNotIn            // equal to none of the values
+	opAnyBit           // any bit of the (single) value set
+)
+
+// value is a constant with the name the table prints.
+type value struct {
+	Name string
+	V    uint32
+}
+
+// cond is one argument test; the first that matches decides.
+type cond struct {
+	Arg    int
+	Op     op
+	Values []value
+	Action Action
+}
+
+// rule gives one or more syscalls an action, or conds and a fallback action.
+type rule struct {
+	Why    string
+	Names  []string
+	Action Action
+	Conds  []cond
+}
+
+// archInfo describes an architecture the filter supports.
+type archInfo struct {
+	audit     uint32 // AUDIT_ARCH_*
+	auditName string
+	foreign   string // the other ABIs the kernel runs, for the table
+	table     map[string]uint32
+	x32       bool // numbers with bit 30 set are another ABI (x32)
+}
+
+var arches = map[string]*archInfo{
+	"amd64": {audit: 0xc000003e, auditName: "AUDIT_ARCH_X86_64", foreign: "i386 int $0x80", table: sysnumAMD64, x32: true},
+	"arm64": {audit: 0xc00000b7, auditName: "AUDIT_ARCH_AARCH64", foreign: "AArch32", table: sysnumARM64},
+}
+
+const x32Bit = 0x40000000
+
+// entry is the decision for one syscall number.
+type entry struct {
+	Name   string
+	Nr     uint32
+	Action Action // when Rule is nil or no cond matches
+	Rule   *rule  // the rule with conds, nil for an unconditional action
+	Why    string
+	Config bool // set by Options
+}
+
+// plan is the policy resolved for one architecture and the user's options:
+// what compile turns into BPF and WriteTable prints.
+type plan struct {
+	goarch  string
+	arch    *archInfo
+	entries []entry // every known syscall, by number
+	max     uint32  // highest known number
+}
+
+func newPlan(goarch string, opts Options) (*plan, error) {
+	a, ok := arches[goarch]
+	if !ok {
+		return nil, unsupportedArch(goarch)
+	}
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	byName := map[string]entry{}
+	for nm, nr := range a.table {
+		byName[nm] = entry{Name: nm, Nr: nr, Action: knownDefault, Why: "not in the allowlist"}
+	}
+	for i := range rules {
+		r := &rules[i]
+		for _, nm := range r.Names {
+			e, ok := byName[nm]
+			if !ok {
+				continue // another architecture's syscall
+			}
+			e.Action, e.Why = r.Action, r.Why
+			if len(r.Conds) > 0 {
+				e.Rule = r
+			}
+			byName[nm] = e
+		}
+	}
+	set := func(names []string, act Action, why string) {
+		for _, nm := range names {
+			if e, ok := byName[nm]; ok {
+				e.Action, e.Rule, e.Why, e.Config = act, nil, why, true
+				byName[nm] = e
+			}
+		}
+	}
+	set(opts.Allow, allow, "allowed by configuration")
+	set(opts.Deny, eperm, "denied by configuration")
+
+	p := &plan{goarch: goarch, arch: a}
+	for _, e := range byName {
+		p.entries = append(p.entries, e)
+		p.max = max(p.max, e.Nr)
+	}
+	sort.Slice(p.entries, func(i, j int) bool { return p.entries[i].Nr < p.entries[j].Nr })
+	return p, nil
+}
+
+// leaf is what a range of numbers leads to: an action, or a rule's block.
+type leaf struct {
+	action Action
+	rule   *rule
+}
+
+// span is a range of syscall numbers [lo, hi] with one leaf.
+type span struct {
+	lo, hi uint32
+	leaf   leaf
+}
+
+// spans covers the whole 32-bit number space in ascending order, merging
+// neighbours with the same leaf.
+func (p *plan) spans() []span {
+	var out []span
+	add := func(lo, hi uint32, l leaf) {
+		if n := len(out); n > 0 && out[n-1].leaf == l && out[n-1].hi+1 == lo {
+			out[n-1].hi = hi
+			return
+		}
+		out = append(out, span{lo, hi, l})
+	}
+	next := uint32(0)
+	for _, e := range p.entries {
+		if e.Nr > next {
+			add(next, e.Nr-1, leaf{action: unknownDefault})
+		}
+		add(e.Nr, e.Nr, leaf{action: e.Action, rule: e.Rule})
+		next = e.Nr + 1
+	}
+	// Above the table: a newer kernel's syscalls. On x86_64 the x32 ABI
+	// starts at bit 30. -1 is what a tracer sets to skip a syscall; the
+	// kernel runs nothing for it, and answering ENOSYS would overwrite the
+	// return value the tracer chose.
+	if p.arch.x32 {
+		add(next, x32Bit-1, leaf{action: unknownDefault})
+		add(x32Bit, 0xfffffffe, leaf{action: badArch})
+	} else {
+		add(next, 0xfffffffe, leaf{action: unknownDefault})
+	}
+	add(0xffffffff, 0xffffffff, leaf{action: allow})
+	return out
+}
+
+// decide evaluates the plan directly, without BPF: the reference the
+// compiled program is tested against.
+func (p *plan) decide(audit, nr uint32, args [6]uint64) Action {
+	if audit != p.arch.audit {
+		return badArch
+	}
+	for _, s := range p.spans() {
+		if nr < s.lo || nr > s.hi {
+			continue
+		}
+		if s.leaf.rule == nil {
+			return s.leaf.action
+		}
+		for _, c := range s.leaf.rule.Conds {
+			if c.matches(uint32(args[c.Arg])) {
+				return c.Action
+			}
+		}
+		return s.leaf.action
+	}
+	panic("spans do not cover the number space")
+}
+
+func (c cond) matches(v uint32) bool {
+	switch c.Op {
+	case opIn, opNotIn:
+		in := false
+		for _, x := range c.Values {
+			in = in || v == x.V
+		}
+		return in == (c.Op == opIn)
+	case opAnyBit:
+		return v&c.Values[0].V != 0
+	}
+	panic("unknown op")
+}
+
+func sortByName(es []entry) {
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+}

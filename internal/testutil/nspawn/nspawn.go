@@ -1,0 +1,188 @@
+// Package nspawn boots a throwaway systemd machine with systemd-nspawn for
+// end-to-end tests that need a real systemd as PID 1 (units, networkd,
+// logind, user managers), also on hosts whose own PID 1 is not systemd.
+//
+// The machine's root is an overlay of the host's / with a tmpfs upper layer,
+// mounted in a private mount namespace of the nspawn process: nothing the
+// machine writes reaches the host, and the mounts vanish with the process
+// even when the test is killed. The machine has its own network namespace
+// (--private-network), its own cgroup and a fresh /etc/machine-id. Boot
+// starts the machine, waits until systemd reports "running" (or "degraded",
+// with the failed units logged) and registers the teardown with t.Cleanup.
+//
+// Commands run in the machine through nsenter into all of PID 1's
+// namespaces. Users must exist on the host before Boot: the machine sees
+// the host's /etc/passwd as it was when the overlay was mounted.
+package nspawn
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// BaseDir holds one directory per machine (lock file, seed tree, mount
+// points). It is on disk so that a later run finds what a killed run left.
+const BaseDir = "/var/tmp/claude-sbx-nspawn"
+
+// NamePrefix starts every machine name (and the name of its cgroup).
+const NamePrefix = "sbxe2e-"
+
+// Target is the unit the machine boots into instead of the host's default
+// target: basic.target plus D-Bus and logind, so that the host's enabled
+// services (databases, gettys, timers) do not run in the machine.
+const Target = "claude-sbx-e2e.target"
+
+// DefaultMask are units masked on the kernel command line of the machine:
+// they touch host hardware, wait for a network that never comes, or only
+// slow the boot down.
+var DefaultMask = []string{
+	"getty.target",
+	"console-getty.service",
+	"systemd-networkd-wait-online.service",
+	"systemd-timesyncd.service",
+	"systemd-resolved.service",
+	"systemd-pstore.service",
+	"systemd-udevd.service",
+	"systemd-udev-trigger.service",
+	"systemd-hwdb-update.service",
+	"systemd-random-seed.service",
+	"systemd-firstboot.service",
+	"systemd-binfmt.service",
+	// /proc/sys is writable (see nspawnEnv): the machine must not apply
+	// the host's sysctl.d files to the host's kernel.
+	"systemd-sysctl.service",
+	"e2scrub_reap.service",
+	"apt-daily.timer",
+	"apt-daily-upgrade.timer",
+	"dpkg-db-backup.timer",
+	"e2scrub_all.timer",
+	"fstrim.timer",
+	"man-db.timer",
+	"logrotate.timer",
+}
+
+// nspawnEnv is the environment of systemd-nspawn. /proc/sys is made
+// writable: bwrap --disable-userns writes max_user_namespaces inside the
+// sandbox's own user namespace, which fails on nspawn's read-only /proc/sys
+// although it changes nothing outside. The machine's root can then write
+// the host's non-namespaced sysctls: tests must not, and
+// systemd-sysctl.service is masked.
+var nspawnEnv = []string{"SYSTEMD_NSPAWN_API_VFS_WRITABLE=1"}
+
+// Options configure Boot. The zero value boots a bare machine.
+type Options struct {
+	// BindRO and Bind are passed to systemd-nspawn as --bind-ro= and
+	// --bind= ("HOST[:MACHINE[:OPTIONS]]"). nspawn mounts a fresh tmpfs
+	// on the machine's /tmp, so bind what the test needs elsewhere.
+	BindRO, Bind []string
+	// Files are written into the machine's root before it boots.
+	Files []File
+	// Mask adds units to DefaultMask; Wants adds units started at boot.
+	Mask, Wants []string
+	// Timeout bounds the boot (default 2 minutes).
+	Timeout time.Duration
+}
+
+// File is a file placed in the machine before boot.
+type File struct {
+	Path string // absolute path in the machine
+	Data string
+	Mode uint32 // default 0644
+}
+
+// targetUnit is the unit file of Target; wants are extra units to start.
+func targetUnit(wants []string) string {
+	w := append([]string{"dbus.socket", "systemd-logind.service", "systemd-user-sessions.service"}, wants...)
+	return "[Unit]\n" +
+		"Description=claude-sandbox end-to-end test machine\n" +
+		"Requires=basic.target\n" +
+		"After=basic.target\n" +
+		"Wants=" + strings.Join(w, " ") + "\n" +
+		"AllowIsolate=yes\n"
+}
+
+// nspawnArgs is the systemd-nspawn command line for machine name booting
+// root. --register=no and --keep-unit are required without a host systemd
+// (there is no machined and no unit to create); the cgroup is ours.
+func nspawnArgs(name, root string, o Options) []string {
+	args := []string{
+		"systemd-nspawn",
+		"--quiet",
+		"--register=no",
+		"--keep-unit",
+		"--settings=no",
+		"--link-journal=no",
+		"--private-network",
+		"--machine=" + name,
+		"--directory=" + root,
+		"--console=passive",
+		"--boot",
+	}
+	for _, b := range o.BindRO {
+		args = append(args, "--bind-ro="+b)
+	}
+	for _, b := range o.Bind {
+		args = append(args, "--bind="+b)
+	}
+	args = append(args, "--", "systemd.unit="+Target)
+	for _, u := range append(append([]string(nil), DefaultMask...), o.Mask...) {
+		args = append(args, "systemd.mask="+u)
+	}
+	return args
+}
+
+// wrapperScript runs in the private mount namespace of the future nspawn
+// process: it joins the machine's cgroups, mounts the overlay, copies the
+// seed tree in and execs nspawn. Positional parameters: $1 the machine's
+// directory, then the cgroup.procs files, "--", the nspawn command.
+const wrapperScript = `set -eu
+d=$1; shift
+while [ "$1" != -- ]; do echo $$ >"$1"; shift; done; shift
+mount -t tmpfs -o mode=0755 claude-sbx-upper "$d/up"
+mkdir "$d/up/upper" "$d/up/work"
+mount -t overlay -o "lowerdir=/,upperdir=$d/up/upper,workdir=$d/up/work" claude-sbx-root "$d/merged"
+cp -a "$d/seed/." "$d/merged/"
+exec "$@"
+`
+
+// Output is what a command in the machine printed.
+type Output struct {
+	Stdout, Stderr string
+}
+
+// ExitError is returned by Run and RunAs when the command ran and failed.
+type ExitError struct {
+	Args []string
+	Err  error
+	Output
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("%s: %v: stdout %q stderr %q", strings.Join(e.Args, " "), e.Err, e.Stdout, e.Stderr)
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// run runs cmd and returns its output; a failure carries the output.
+func run(cmd *exec.Cmd, shown []string) (Output, error) {
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	out := Output{Stdout: stdout.String(), Stderr: stderr.String()}
+	if err != nil {
+		return out, &ExitError{Args: shown, Err: err, Output: out}
+	}
+	return out, nil
+}
+
+// machineEnv is the environment of commands run in the machine.
+var machineEnv = []string{
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"LANG=C.UTF-8",
+	"HOME=/root",
+	"SYSTEMD_PAGER=",
+	"SYSTEMD_COLORS=0",
+}

@@ -1,0 +1,483 @@
+// Package sandboxcfg parses ~/.claude-sandbox-init, the user's additions to
+// the sandbox: one directive per line, in order, later mounts shadowing
+// earlier ones as in bwrap.
+//
+// The syntax is that of a firejail profile with shell quoting:
+//
+//	# comment
+//	rw ~/.opam                      # bind read-write at the same path
+//	ro /var/lib/pacman /mnt/pacman  # bind read-only at another path
+//	setenv EDITOR "vim -u NONE"
+//	if pwd-under ~/projects
+//	    tmpfs ~/projects
+//	    rw $PWD
+//	    chdir $PWD
+//	end
+//
+// Words are split on blanks. 'single quotes' keep everything literally;
+// "double quotes" expand variables and take \" \\ \$ as escapes; outside
+// quotes a backslash escapes the next character. A word that starts with
+// an unquoted # begins a comment. ~ at the start of an unquoted word is the
+// home directory; $HOME, $PWD, $USER (or ${HOME} ...) expand anywhere but in
+// single quotes; no other variable expands, so a stray $ is an error rather
+// than a surprise. Parsing reads nothing but its input: whether paths exist
+// is for the caller to check.
+package sandboxcfg
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Directive names.
+const (
+	RO           = "ro"            // ro SRC [DEST]: read-only bind
+	ROTry        = "ro-try"        // as ro, skipped when SRC is missing
+	RW           = "rw"            // rw SRC [DEST]: read-write bind
+	RWTry        = "rw-try"        // as rw, skipped when SRC is missing
+	Dev          = "dev"           // dev SRC [DEST]: bind allowing device access
+	DevTry       = "dev-try"       // as dev, skipped when SRC is missing
+	Tmpfs        = "tmpfs"         // tmpfs DIR: an empty tmpfs (hides what is below)
+	Dir          = "dir"           // dir DIR: an empty directory
+	Symlink      = "symlink"       // symlink TARGET LINK
+	Setenv       = "setenv"        // setenv NAME VALUE
+	Unsetenv     = "unsetenv"      // unsetenv NAME...
+	Chdir        = "chdir"         // chdir DIR: start there instead of ~
+	Command      = "command"       // command PATH [ARGS...]: run this instead of the agent
+	Bwrap        = "bwrap"         // bwrap ARGS...: raw bwrap arguments
+	SeccompAllow = "seccomp-allow" // seccomp-allow SYSCALL...
+	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
+)
+
+// Condition names for `if`.
+const (
+	PwdUnder = "pwd-under" // the working directory is strictly below DIR
+	Exists   = "exists"    // PATH exists on the host
+)
+
+// Cond is one condition of an if block.
+type Cond struct {
+	Not  bool
+	Name string // PwdUnder or Exists
+	Path string
+	Line int
+}
+
+// Directive is one line of the file with its words expanded.
+type Directive struct {
+	Line int
+	Name string
+	Args []string
+	// When holds the conditions of the enclosing if blocks, outermost
+	// first; the directive applies only if all hold.
+	When []Cond
+}
+
+// Vars are the values variables expand to.
+type Vars struct {
+	Home string // ~ and $HOME
+	Pwd  string // $PWD
+	User string // $USER
+}
+
+// Options configure Parse.
+type Options struct {
+	// Name is the file name used in messages, e.g. "~/.claude-sandbox-init".
+	Name string
+	Vars Vars
+	// KnownSyscall reports whether a syscall name may be allowed or denied.
+	// Nil accepts any well-formed name.
+	KnownSyscall func(string) bool
+}
+
+// Error is a problem at a line of the file.
+type Error struct {
+	Name string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.Name, e.Line, e.Msg) }
+
+// MaxSize is the largest file Parse accepts.
+const MaxSize = 1 << 20
+
+// Parse parses the file src. The error, if any, is an *Error.
+func Parse(src []byte, o Options) ([]Directive, error) {
+	if o.Name == "" {
+		o.Name = "config"
+	}
+	if len(src) > MaxSize {
+		return nil, &Error{o.Name, 1, fmt.Sprintf("file is larger than %d bytes", MaxSize)}
+	}
+	var (
+		out   []Directive
+		conds []Cond
+	)
+	for i, line := range strings.Split(string(src), "\n") {
+		n := i + 1
+		fail := func(format string, args ...any) error {
+			return &Error{o.Name, n, fmt.Sprintf(format, args...)}
+		}
+		words, err := split(line, o.Vars)
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if len(words) == 0 {
+			continue
+		}
+		name, args := words[0], words[1:]
+		switch name {
+		case "if":
+			c, err := parseCond(args)
+			if err != nil {
+				return nil, fail("if: %v", err)
+			}
+			c.Line = n
+			conds = append(conds, c)
+			continue
+		case "end":
+			if len(args) != 0 {
+				return nil, fail("end takes no arguments")
+			}
+			if len(conds) == 0 {
+				return nil, fail("end without if")
+			}
+			conds = conds[:len(conds)-1]
+			continue
+		}
+		if err := check(name, args, o.KnownSyscall); err != nil {
+			return nil, fail("%v", err)
+		}
+		if isPathDirective(name) {
+			for j, a := range args {
+				if name == Symlink && j == 0 {
+					continue // the target may be relative
+				}
+				if name == Command && j > 0 {
+					continue
+				}
+				args[j] = filepath.Clean(a)
+			}
+		}
+		out = append(out, Directive{Line: n, Name: name, Args: args, When: append([]Cond(nil), conds...)})
+	}
+	if len(conds) > 0 {
+		return nil, &Error{o.Name, conds[len(conds)-1].Line, "if without end"}
+	}
+	return out, nil
+}
+
+func isPathDirective(name string) bool {
+	switch name {
+	case RO, ROTry, RW, RWTry, Dev, DevTry, Tmpfs, Dir, Symlink, Chdir, Command:
+		return true
+	}
+	return false
+}
+
+func parseCond(args []string) (Cond, error) {
+	var c Cond
+	if len(args) > 0 && args[0] == "not" {
+		c.Not = true
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return c, errors.New("missing condition: want pwd-under DIR or exists PATH")
+	}
+	switch args[0] {
+	case PwdUnder, Exists:
+	default:
+		return c, fmt.Errorf("unknown condition %q: want pwd-under DIR or exists PATH", args[0])
+	}
+	c.Name = args[0]
+	if len(args) != 2 {
+		return c, fmt.Errorf("%s takes one path", c.Name)
+	}
+	if err := checkPath(args[1]); err != nil {
+		return c, fmt.Errorf("%s: %v", c.Name, err)
+	}
+	c.Path = filepath.Clean(args[1])
+	return c, nil
+}
+
+// check validates the arguments of one directive.
+func check(name string, args []string, known func(string) bool) error {
+	nargs := func(min, max int, usage string) error {
+		if len(args) < min {
+			return fmt.Errorf("%s: missing argument: want %s %s", name, name, usage)
+		}
+		if max >= 0 && len(args) > max {
+			return fmt.Errorf("%s: too many arguments: want %s %s", name, name, usage)
+		}
+		return nil
+	}
+	paths := func(ps []string) error {
+		for _, p := range ps {
+			if err := checkPath(p); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
+		return nil
+	}
+	switch name {
+	case RO, ROTry, RW, RWTry, Dev, DevTry:
+		if err := nargs(1, 2, "SRC [DEST]"); err != nil {
+			return err
+		}
+		return paths(args)
+	case Tmpfs, Dir, Chdir:
+		if err := nargs(1, 1, "DIR"); err != nil {
+			return err
+		}
+		return paths(args)
+	case Symlink:
+		if err := nargs(2, 2, "TARGET LINK"); err != nil {
+			return err
+		}
+		if err := checkText(args[0]); err != nil || args[0] == "" {
+			if err == nil {
+				err = errors.New("empty target")
+			}
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		return paths(args[1:])
+	case Setenv:
+		if err := nargs(2, 2, `NAME VALUE (quote a VALUE with blanks: "a b")`); err != nil {
+			return err
+		}
+		if err := checkEnvName(args[0]); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		if err := checkText(args[1]); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		return nil
+	case Unsetenv:
+		if err := nargs(1, -1, "NAME..."); err != nil {
+			return err
+		}
+		for _, a := range args {
+			if err := checkEnvName(a); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
+		return nil
+	case Command:
+		if err := nargs(1, -1, "PATH [ARGS...]"); err != nil {
+			return err
+		}
+		if err := paths(args[:1]); err != nil {
+			return err
+		}
+		for _, a := range args[1:] {
+			if err := checkText(a); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
+		return nil
+	case Bwrap:
+		if err := nargs(1, -1, "ARGS..."); err != nil {
+			return err
+		}
+		for _, a := range args {
+			if err := checkText(a); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+		}
+		return nil
+	case SeccompAllow, SeccompDeny:
+		if err := nargs(1, -1, "SYSCALL..."); err != nil {
+			return err
+		}
+		for _, a := range args {
+			if !syscallName(a) || (known != nil && !known(a)) {
+				return fmt.Errorf("%s: unknown syscall %q", name, a)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown directive %q", name)
+}
+
+func syscallName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkText(s string) error {
+	if strings.ContainsRune(s, 0) {
+		return fmt.Errorf("%q contains a NUL byte", s)
+	}
+	return nil
+}
+
+func checkPath(p string) error {
+	switch {
+	case p == "":
+		return errors.New("empty path")
+	case strings.ContainsRune(p, 0):
+		return fmt.Errorf("path %q contains a NUL byte", p)
+	case strings.ContainsAny(p, "\n\r"):
+		return fmt.Errorf("path %q contains a newline", p)
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("%q is not an absolute path (start it with /, ~/ or $HOME)", p)
+	}
+	return nil
+}
+
+func checkEnvName(s string) error {
+	ok := s != ""
+	for i := 0; i < len(s) && ok; i++ {
+		c := s[i]
+		ok = c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9'
+	}
+	if !ok {
+		return fmt.Errorf("%q is not a variable name", s)
+	}
+	return nil
+}
+
+// split splits one line into expanded words.
+func split(line string, v Vars) ([]string, error) {
+	if strings.ContainsRune(line, 0) {
+		return nil, errors.New("line contains a NUL byte")
+	}
+	line = strings.TrimSuffix(line, "\r")
+	var (
+		words []string
+		cur   strings.Builder
+		in    bool // inside a word
+	)
+	end := func() {
+		if in {
+			words = append(words, cur.String())
+			cur.Reset()
+			in = false
+		}
+	}
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			end()
+			i++
+		case c == '#' && !in:
+			return words, nil
+		case c == '\'':
+			in = true
+			j := strings.IndexByte(line[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			cur.WriteString(line[i+1 : i+1+j])
+			i += j + 2
+		case c == '"':
+			in = true
+			i++
+			closed := false
+			for i < len(line) {
+				c := line[i]
+				if c == '"' {
+					closed = true
+					i++
+					break
+				}
+				if c == '\\' && i+1 < len(line) && strings.IndexByte(`"\$`, line[i+1]) >= 0 {
+					cur.WriteByte(line[i+1])
+					i += 2
+					continue
+				}
+				if c == '$' {
+					val, n, err := expand(line[i:], v)
+					if err != nil {
+						return nil, err
+					}
+					cur.WriteString(val)
+					i += n
+					continue
+				}
+				cur.WriteByte(c)
+				i++
+			}
+			if !closed {
+				return nil, errors.New(`unterminated " quote`)
+			}
+		case c == '\\':
+			if i+1 >= len(line) {
+				return nil, errors.New("backslash at end of line (lines do not continue)")
+			}
+			in = true
+			cur.WriteByte(line[i+1])
+			i += 2
+		case c == '$':
+			in = true
+			val, n, err := expand(line[i:], v)
+			if err != nil {
+				return nil, err
+			}
+			cur.WriteString(val)
+			i += n
+		case c == '~' && !in && (i+1 == len(line) || line[i+1] == '/' || line[i+1] == ' ' || line[i+1] == '\t'):
+			if v.Home == "" {
+				return nil, errors.New("~ used but the home directory is unknown")
+			}
+			in = true
+			cur.WriteString(v.Home)
+			i++
+		default:
+			in = true
+			cur.WriteByte(c)
+			i++
+		}
+	}
+	end()
+	return words, nil
+}
+
+// expand expands the variable at the start of s (which begins with $) and
+// returns its value and the number of bytes it took.
+func expand(s string, v Vars) (string, int, error) {
+	var name string
+	n := 0
+	if strings.HasPrefix(s, "${") {
+		j := strings.IndexByte(s, '}')
+		if j < 0 {
+			return "", 0, errors.New("unterminated ${")
+		}
+		name, n = s[2:j], j+1
+	} else {
+		j := 1
+		for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || j > 1 && s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		name, n = s[1:j], j
+	}
+	var val string
+	switch name {
+	case "HOME":
+		val = v.Home
+	case "PWD":
+		val = v.Pwd
+	case "USER":
+		val = v.User
+	case "":
+		return "", 0, errors.New(`stray $: write '$' or \$ for a literal dollar`)
+	default:
+		return "", 0, fmt.Errorf("unknown variable $%s: only $HOME, $PWD and $USER expand (write '$%s' for a literal)", name, name)
+	}
+	if val == "" {
+		return "", 0, fmt.Errorf("$%s is not set", name)
+	}
+	return val, n, nil
+}

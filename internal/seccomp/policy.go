@@ -71,7 +71,7 @@ var rules = []rule{
 	{
 		Why: "the default container profile's allowlist: github.com/moby/profiles, " +
 			"seccomp/default_linux.go (Docker), syscalls without a capability " +
-			"condition, as of 2025; ioctl, socket and personality have rules below",
+			"condition, as of 2025; ioctl, socket, socketpair and personality have rules below",
 		Action: allow,
 		Names: []string{
 			"accept", "accept4", "access", "adjtimex", "alarm", "bind", "brk", "cachestat",
@@ -119,7 +119,7 @@ var rules = []rule{
 			"setgroups", "setitimer", "setpgid", "setpriority", "setregid", "setresgid",
 			"setresuid", "setreuid", "setrlimit", "setsid", "setsockopt", "setuid",
 			"setxattr", "setxattrat", "shmat", "shmctl", "shmdt", "shmget", "shutdown",
-			"sigaltstack", "signalfd", "signalfd4", "socketpair", "splice", "stat", "statfs",
+			"sigaltstack", "signalfd", "signalfd4", "splice", "stat", "statfs",
 			"statmount", "statx", "symlink", "symlinkat", "sync", "sync_file_range",
 			"syncfs", "sysinfo", "tee", "tgkill", "time", "timer_create", "timer_delete",
 			"timer_getoverrun", "timer_gettime", "timer_settime", "timerfd_create",

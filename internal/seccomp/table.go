@@ -52,6 +52,12 @@ func WriteTableArch(w io.Writer, goarch string, opts Options) error {
 			continue
 		}
 		for _, c := range e.Rule.Conds {
+			if c.Op == opIn {
+				for _, v := range c.Values {
+					row(e.Name, nr, fmt.Sprintf("arg%d == %s", c.Arg, v.Name), c.Action, false)
+				}
+				continue
+			}
 			row(e.Name, nr, c.String(), c.Action, false)
 		}
 		row(e.Name, nr, "otherwise", e.Action, false)

@@ -1,0 +1,95 @@
+package claudeupdate
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/release"
+)
+
+// flags is the command line. kong never exits the process here: help is a
+// flag we handle, and kong's Exit hook only records.
+type flags struct {
+	Target        string `arg:"" optional:"" name:"channel|version" help:"latest (default), stable, or a version such as 2.1.197."`
+	List          bool   `help:"List the installed versions and which is current." xor:"mode"`
+	Rollback      bool   `help:"Switch back to the previous version." xor:"mode"`
+	Check         bool   `help:"Say whether the channel or version differs from the current one: exit 0 if not, 1 if so. Changes nothing." xor:"mode"`
+	Source        string `help:"Where to fetch from: release (signed manifest) or npm (the registry npm is configured with)." enum:"release,npm" default:"release"`
+	Registry      string `help:"npm registry URL (with --source npm); default: npm's configuration." placeholder:"URL"`
+	Force         bool   `help:"Download and verify again even if the version is installed."`
+	Keep          int    `help:"How many versions to keep; the current and previous ones always stay." default:"2"`
+	AllowUnsigned bool   `help:"Allow versions older than 2.1.89, whose manifests upstream did not sign (the SHA-256 is still checked)."`
+	Help          bool   `short:"h" help:"Show this help."`
+}
+
+const description = `Fetch, verify and install the Claude Code agent binary into the bin
+directory (CLAUDE_SBX_BINDIR, default /opt/claude/bin), switch the claude symlink
+atomically, and keep the previous version for --rollback.`
+
+// errHelp means help was printed; the applet exits 0.
+var errHelp = errors.New("help printed")
+
+func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
+	var f flags
+	parser, err := kong.New(&f,
+		kong.Name("claude-update"),
+		kong.Description(description),
+		kong.Writers(stdio.Out, stdio.Err),
+		kong.NoDefaultHelp(),
+		kong.Exit(func(int) {}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		return nil, cli.Usagef("%v (see --help)", err)
+	}
+	if f.Help {
+		if err := ctx.PrintUsage(false); err != nil {
+			return nil, err
+		}
+		return nil, errHelp
+	}
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+func (f *flags) validate() error {
+	switch {
+	case (f.List || f.Rollback) && f.Target != "":
+		return cli.Usagef("%s takes no channel or version", f.mode())
+	case f.Keep < 1:
+		return cli.Usagef("--keep must be at least 1")
+	case f.Registry != "" && f.Source != "npm":
+		return cli.Usagef("--registry applies to --source npm")
+	case f.AllowUnsigned && f.Source != "release":
+		return cli.Usagef("--allow-unsigned applies to --source release")
+	}
+	if f.Target == "" {
+		f.Target = "latest"
+	}
+	if !release.IsChannel(f.Target) {
+		if _, err := release.ParseVersion(f.Target); err != nil {
+			return cli.Usagef("%q is neither a channel (%s) nor a version like 2.1.197", f.Target, strings.Join(release.Channels, ", "))
+		}
+	}
+	return nil
+}
+
+func (f *flags) mode() string {
+	switch {
+	case f.List:
+		return "--list"
+	case f.Rollback:
+		return "--rollback"
+	case f.Check:
+		return "--check"
+	}
+	return "update"
+}

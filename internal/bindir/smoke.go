@@ -1,0 +1,100 @@
+package bindir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/release"
+)
+
+// SmokeTimeout bounds one smoke test.
+const SmokeTimeout = 60 * time.Second
+
+// Smoke runs the binary at path with --version in an empty temporary HOME
+// with DISABLE_UPDATES=1 (so the agent's own updater stays quiet) and checks
+// that it prints "<v> (Claude Code)". It catches a binary for the wrong libc
+// or CPU before it becomes current.
+func Smoke(ctx context.Context, path string, v release.Version) error {
+	home, err := os.MkdirTemp("", "claude-update-smoke.")
+	if err != nil {
+		return fmt.Errorf("smoke test: %w", err)
+	}
+	defer os.RemoveAll(home)
+	want := v.String() + " (Claude Code)"
+	ctx, cancel := context.WithTimeout(ctx, SmokeTimeout)
+	defer cancel()
+	var out, stderr bytes.Buffer
+	for attempt := 0; ; attempt++ {
+		out.Reset()
+		stderr.Reset()
+		cmd := exec.CommandContext(ctx, path, "--version")
+		cmd.Dir = home
+		cmd.Env = []string{
+			"HOME=" + home,
+			"DISABLE_UPDATES=1",
+			"DISABLE_AUTOUPDATER=1",
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"LANG=C.UTF-8",
+			"TMPDIR=" + home,
+		}
+		cmd.Stdout = &limited{b: &out, n: 4096}
+		cmd.Stderr = &limited{b: &stderr, n: 4096}
+		err = cmd.Run()
+		// A file just written may still be open for writing in a child
+		// that another goroutine forked meanwhile (ETXTBSY); that passes.
+		if errors.Is(err, syscall.ETXTBSY) && attempt < 20 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		break
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("smoke test of %s failed: --version did not finish within %v", v, SmokeTimeout)
+	}
+	if err != nil {
+		msg := firstLine(stderr.String())
+		if msg == "" {
+			msg = firstLine(out.String())
+		}
+		if msg != "" {
+			return fmt.Errorf("smoke test of %s failed: --version: %v: %s", v, err, msg)
+		}
+		return fmt.Errorf("smoke test of %s failed: --version: %v", v, err)
+	}
+	if got := strings.TrimSpace(out.String()); got != want {
+		return fmt.Errorf("smoke test of %s failed: --version printed %s, want %q", v, release.Quote([]byte(got), 60), want)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) > 120 {
+		line = line[:120] + "..."
+	}
+	return line
+}
+
+// limited keeps the first n bytes written and discards the rest.
+type limited struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		if len(p) < room {
+			room = len(p)
+		}
+		l.b.Write(p[:room])
+	}
+	return len(p), nil
+}

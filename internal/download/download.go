@@ -1,0 +1,373 @@
+// Package download fetches files over HTTPS for claude-update: proxies from
+// the environment, SSL_CERT_FILE, timeouts, retries with exponential backoff,
+// and bodies that resume (Range) or restart when a proxy cuts them.
+//
+// Only https URLs are fetched, redirects included; a proxy itself may be
+// reached over http because HTTPS goes through it as an end-to-end TLS
+// tunnel (CONNECT).
+package download
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Options configure a Client. The zero value is usable.
+type Options struct {
+	// Getenv reads SSL_CERT_FILE; nil means os.Getenv. Proxies come from
+	// the process environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, either
+	// case), as net/http reads them.
+	Getenv func(string) string
+	// Retries is how often a failed request or a cut body is tried again
+	// (default 4); Backoff the first wait, doubled each time (default 1s).
+	Retries int
+	Backoff time.Duration
+	// Idle is how long a body may deliver nothing before the connection is
+	// dropped and the download resumed (default 60s).
+	Idle time.Duration
+	// Logf, if set, reports retries.
+	Logf func(format string, args ...any)
+}
+
+// Client fetches https URLs.
+type Client struct {
+	http    *http.Client
+	retries int
+	backoff time.Duration
+	idle    time.Duration
+	logf    func(string, ...any)
+}
+
+// New returns a Client. It fails if SSL_CERT_FILE is set but holds no
+// usable certificate.
+func New(o Options) (*Client, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12}
+	// Go reads SSL_CERT_FILE of the process environment by itself; reading
+	// it here too honours an injected environment and turns a bad file into
+	// a clear error instead of a silent fallback to the system roots.
+	if f := getenv("SSL_CERT_FILE"); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("SSL_CERT_FILE %s: no PEM certificates", f)
+		}
+		tlsConf.RootCAs = pool
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConf,
+		TLSHandshakeTimeout:   20 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}
+	c := &Client{
+		http: &http.Client{
+			Transport: tr,
+			CheckRedirect: func(req *http.Request, via []*http.Request) error {
+				if req.URL.Scheme != "https" {
+					return fmt.Errorf("refusing redirect to %s: not https", req.URL.Redacted())
+				}
+				if len(via) >= 10 {
+					return errors.New("too many redirects")
+				}
+				return nil
+			},
+		},
+		retries: o.Retries,
+		backoff: o.Backoff,
+		idle:    o.Idle,
+		logf:    o.Logf,
+	}
+	if c.retries == 0 {
+		c.retries = 4
+	}
+	if c.backoff == 0 {
+		c.backoff = time.Second
+	}
+	if c.idle == 0 {
+		c.idle = 60 * time.Second
+	}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
+	return c, nil
+}
+
+// StatusError is an HTTP response other than success.
+type StatusError struct {
+	URL    string
+	Status string
+	Code   int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: HTTP %s", e.URL, e.Status) }
+
+// retryable reports whether a status may go away by itself.
+func retryable(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+}
+
+// Get fetches url into memory, failing if the body exceeds limit bytes.
+func (c *Client) Get(ctx context.Context, url string, limit int64, h http.Header) ([]byte, error) {
+	b, err := c.Open(ctx, url, h)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	data, err := io.ReadAll(io.LimitReader(b, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("GET %s: response larger than %d bytes", url, limit)
+	}
+	return data, nil
+}
+
+// Open starts fetching url and returns its body. Reading the body resumes
+// the transfer where it was cut, with a Range request if the server honours
+// it for the same file (If-Range), else by fetching again and skipping what
+// was read.
+func (c *Client) Open(ctx context.Context, rawURL string, h http.Header) (*Body, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q: %v", rawURL, err)
+	}
+	if u.Scheme != "https" {
+		return nil, fmt.Errorf("refusing %s: not https", u.Redacted())
+	}
+	b := &Body{c: c, ctx: ctx, url: u.String(), header: h, size: -1}
+	if err := b.connect(0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Body is a response body that resumes when cut.
+type Body struct {
+	c        *Client
+	ctx      context.Context
+	url      string
+	header   http.Header
+	resp     *http.Response
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	off      int64 // bytes delivered to the reader
+	size     int64 // total size, -1 if unknown
+	validate string
+	resumes  int
+}
+
+// Size is the length of the whole body, or -1 if the server did not say.
+func (b *Body) Size() int64 { return b.size }
+
+// Read implements io.Reader.
+func (b *Body) Read(p []byte) (int, error) {
+	for {
+		if b.resp == nil {
+			return 0, io.ErrClosedPipe
+		}
+		b.timer.Reset(b.c.idle)
+		n, err := b.resp.Body.Read(p)
+		b.off += int64(n)
+		if err == io.EOF && (b.size < 0 || b.off >= b.size) {
+			return n, io.EOF
+		}
+		if err == nil || n > 0 {
+			return n, nil
+		}
+		if b.ctx.Err() != nil {
+			return 0, b.ctx.Err()
+		}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if b.resumes >= b.c.retries {
+			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", b.url, b.off, sizeString(b.size), err, b.resumes)
+		}
+		b.resumes++
+		b.c.logf("GET %s: cut after %d bytes (%v); resuming", b.url, b.off, err)
+		b.closeResp()
+		if err := b.c.sleep(b.ctx, b.resumes); err != nil {
+			return 0, err
+		}
+		if err := b.connect(b.off); err != nil {
+			return 0, err
+		}
+	}
+}
+
+func sizeString(n int64) string {
+	if n < 0 {
+		return "unknown"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Close releases the connection.
+func (b *Body) Close() error {
+	b.closeResp()
+	return nil
+}
+
+func (b *Body) closeResp() {
+	if b.resp != nil {
+		b.resp.Body.Close()
+		b.resp = nil
+	}
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	if b.cancel != nil {
+		b.cancel()
+	}
+}
+
+func (c *Client) sleep(ctx context.Context, attempt int) error {
+	d := c.backoff << (attempt - 1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// connect requests the body from offset off, retrying transient failures.
+func (b *Body) connect(off int64) error {
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if attempt > b.c.retries {
+				return fmt.Errorf("%v (after %d attempts)", last, attempt)
+			}
+			b.c.logf("%v; retrying", last)
+			if err := b.c.sleep(b.ctx, attempt); err != nil {
+				return err
+			}
+		}
+		err, retry := b.try(off)
+		if err == nil {
+			return nil
+		}
+		if !retry || b.ctx.Err() != nil {
+			return err
+		}
+		last = err
+	}
+}
+
+func (b *Body) try(off int64) (err error, retry bool) {
+	ctx, cancel := context.WithCancel(b.ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.url, nil)
+	if err != nil {
+		cancel()
+		return err, false
+	}
+	for k, v := range b.header {
+		req.Header[k] = v
+	}
+	if off > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
+		if b.validate != "" {
+			req.Header.Set("If-Range", b.validate)
+		}
+	}
+	timer := time.AfterFunc(b.c.idle, cancel)
+	resp, err := b.c.http.Do(req)
+	if err != nil {
+		timer.Stop()
+		cancel()
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("GET %s: %v", b.url, err), true
+	}
+	fail := func(err error, retry bool) (error, bool) {
+		timer.Stop()
+		resp.Body.Close()
+		cancel()
+		return err, retry
+	}
+	switch {
+	case off > 0 && resp.StatusCode == http.StatusPartialContent:
+		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != off || (b.size >= 0 && total >= 0 && total != b.size) {
+			return fail(fmt.Errorf("GET %s: bad Content-Range %q resuming at %d", b.url, resp.Header.Get("Content-Range"), off), false)
+		}
+	case resp.StatusCode == http.StatusOK:
+		if off > 0 {
+			// No range support, or the file changed (If-Range): start
+			// over and skip what the reader already has. A changed file
+			// fails the caller's checksum.
+			if resp.ContentLength >= 0 && b.size >= 0 && resp.ContentLength != b.size {
+				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", b.url, b.size, resp.ContentLength), false)
+			}
+			if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
+				return fail(fmt.Errorf("GET %s: restarting: %v", b.url, err), true)
+			}
+		} else {
+			b.size = resp.ContentLength
+			if et := resp.Header.Get("ETag"); et != "" && !strings.HasPrefix(et, "W/") {
+				b.validate = et
+			} else if lm := resp.Header.Get("Last-Modified"); lm != "" {
+				b.validate = lm
+			}
+		}
+	default:
+		se := &StatusError{URL: b.url, Status: resp.Status, Code: resp.StatusCode}
+		return fail(se, retryable(resp.StatusCode))
+	}
+	b.resp, b.cancel, b.timer = resp, cancel, timer
+	return nil, false
+}
+
+// contentRange parses "bytes START-END/TOTAL" (TOTAL may be *, reported as -1).
+func contentRange(s string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, tot, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	first, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || start < 0 {
+		return 0, 0, false
+	}
+	total = -1
+	if tot != "*" {
+		if total, err = strconv.ParseInt(tot, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return start, total, true
+}

@@ -118,6 +118,24 @@ func TestMachine(t *testing.T) {
 		}
 	})
 
+	t.Run("proc sys", func(t *testing.T) {
+		// bwrap --disable-userns needs /proc/sys/user writable; the
+		// host's kernel settings stay out of reach.
+		testutil.RequireCommand(t, "bwrap")
+		out, err := m.RunAs(context.Background(), u.Name, "bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+			"--unshare-user", "--unshare-pid", "--disable-userns", "--assert-userns-disabled", "sh", "-c", "unshare -U true 2>&1; echo $?")
+		if err != nil {
+			t.Fatalf("bwrap --disable-userns in the machine: %v", err)
+		}
+		if want := "unshare: unshare failed: No space left on device\n1\n"; out.Stdout != want {
+			t.Errorf("nested unshare -U under bwrap --disable-userns: %q, want %q", out.Stdout, want)
+		}
+		out, err = m.Run(context.Background(), "sh", "-c", "cat /proc/sys/kernel/pid_max > /proc/sys/kernel/pid_max")
+		if err == nil || !strings.Contains(out.Stderr, "Read-only file system") {
+			t.Errorf("writing /proc/sys/kernel/pid_max in the machine: %v %q, want Read-only file system", err, out.Stderr)
+		}
+	})
+
 	t.Run("host services do not run", func(t *testing.T) {
 		// The machine boots into nspawn.Target, not the host's
 		// multi-user.target with whatever the host has enabled.

@@ -51,9 +51,6 @@ var DefaultMask = []string{
 	"systemd-random-seed.service",
 	"systemd-firstboot.service",
 	"systemd-binfmt.service",
-	// /proc/sys is writable (see nspawnEnv): the machine must not apply
-	// the host's sysctl.d files to the host's kernel.
-	"systemd-sysctl.service",
 	"e2scrub_reap.service",
 	"apt-daily.timer",
 	"apt-daily-upgrade.timer",
@@ -64,13 +61,12 @@ var DefaultMask = []string{
 	"logrotate.timer",
 }
 
-// nspawnEnv is the environment of systemd-nspawn. /proc/sys is made
-// writable: bwrap --disable-userns writes max_user_namespaces inside the
-// sandbox's own user namespace, which fails on nspawn's read-only /proc/sys
-// although it changes nothing outside. The machine's root can then write
-// the host's non-namespaced sysctls: tests must not, and
-// systemd-sysctl.service is masked.
-var nspawnEnv = []string{"SYSTEMD_NSPAWN_API_VFS_WRITABLE=1"}
+// procSysUser makes /proc/sys/user writable in the machine (nspawn mounts
+// /proc/sys read-only): bwrap --disable-userns writes max_user_namespaces
+// inside the sandbox's own user namespace, which fails with EROFS there
+// although it changes nothing outside. The rest of /proc/sys stays
+// read-only, so the machine cannot change the host's kernel settings.
+const procSysUser = "mount --bind /proc/sys/user /proc/sys/user && mount -o remount,bind,rw /proc/sys/user"
 
 // Options configure Boot. The zero value boots a bare machine.
 type Options struct {

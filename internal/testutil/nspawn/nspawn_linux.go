@@ -200,7 +200,7 @@ func (m *Machine) start(ctx context.Context, opts Options, logf func(string, ...
 	args = append(args, nspawnArgs(m.Name, filepath.Join(m.dir, "merged"), opts)...)
 	m.cmd = exec.Command("/bin/sh", args...)
 	m.cmd.Stdout, m.cmd.Stderr = console, console
-	m.cmd.Env = append(machineEnv, nspawnEnv...)
+	m.cmd.Env = machineEnv
 	m.cmd.SysProcAttr = &syscall.SysProcAttr{
 		// A private mount namespace (Go makes / private in it): the
 		// overlay lives and dies with the nspawn process.
@@ -235,12 +235,12 @@ func (m *Machine) start(ctx context.Context, opts Options, logf func(string, ...
 		switch {
 		case state == "running":
 			m.BootTime = time.Since(begin)
-			return nil
+			return m.setup(ctx)
 		case state == "degraded":
 			m.BootTime = time.Since(begin)
 			failed, _ := m.Run(ctx, "systemctl", "--failed", "--no-legend", "--plain")
 			logf("nspawn: %s is degraded; failed units:\n%s", m.Name, failed.Stdout)
-			return nil
+			return m.setup(ctx)
 		case err != nil && (state == "" || state == "offline") && ctx.Err() == nil:
 			// systemd has not made /run/systemd/system or its bus yet.
 		default:
@@ -254,6 +254,12 @@ func (m *Machine) start(ctx context.Context, opts Options, logf func(string, ...
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// setup finishes the machine after boot.
+func (m *Machine) setup(ctx context.Context) error {
+	_, err := m.Run(ctx, "sh", "-c", procSysUser)
+	return err
 }
 
 // findInit returns the child of nspawn that is PID 1 of its own pid

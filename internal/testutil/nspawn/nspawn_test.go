@@ -17,7 +17,7 @@ func TestNspawnArgs(t *testing.T) {
 		{
 			name:       "bare",
 			want:       []string{"systemd-nspawn", "--register=no", "--keep-unit", "--private-network", "--machine=m", "--directory=/d", "--console=passive", "--boot"},
-			wantInit:   []string{"systemd.unit=" + Target, "systemd.mask=getty.target", "systemd.mask=systemd-sysctl.service"},
+			wantInit:   []string{"systemd.unit=" + Target, "systemd.mask=getty.target"},
 			wantAbsent: []string{"--volatile", "--bind-ro=", "--bind="},
 		},
 		{

@@ -1,0 +1,153 @@
+package nft
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// Config is the firewall's config file (netns-firewall.conf): one
+// directive per line, # starts a comment.
+//
+//	allow DEST [tcp|udp PORT[-PORT]]   DEST: an address or a network, IPv4 or IPv6
+//	resolver ADDRESS                   the sandboxes' DNS server, instead of the one
+//	                                   /etc/resolv.conf implies (IPv4, up to 3 lines)
+type Config struct {
+	Allow     []Allow
+	Resolvers []netip.Addr
+}
+
+// maxResolvers is the C library's MAXNS.
+const maxResolvers = 3
+
+// ParseConfig parses the config file's content; file names it in errors,
+// which read FILE:LINE: what is wrong.
+func ParseConfig(file string, data []byte) (Config, error) {
+	var c Config
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		if strings.ContainsRune(line, 0) {
+			return Config{}, fmt.Errorf("%s:%d: NUL byte in line", file, n)
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		var err error
+		switch f[0] {
+		case "allow":
+			var a Allow
+			if a, err = parseAllow(f[1:]); err == nil {
+				c.Allow = append(c.Allow, a)
+			}
+		case "resolver":
+			var r netip.Addr
+			if r, err = parseResolver(f[1:]); err == nil {
+				if len(c.Resolvers) == maxResolvers {
+					err = fmt.Errorf("resolver: more than %d resolvers (the C library ignores the rest)", maxResolvers)
+				}
+				c.Resolvers = append(c.Resolvers, r)
+			}
+		default:
+			err = fmt.Errorf("unknown directive %q: use allow or resolver", f[0])
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("%s:%d: %w", file, n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return c, nil
+}
+
+func parseAllow(f []string) (Allow, error) {
+	const usage = "use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"
+	if len(f) != 1 && len(f) != 3 {
+		return Allow{}, fmt.Errorf("allow: want 1 or 3 arguments, got %d: %s", len(f), usage)
+	}
+	dest, err := parseDest(f[0])
+	if err != nil {
+		return Allow{}, fmt.Errorf("allow: %w", err)
+	}
+	a := Allow{Dest: dest}
+	if len(f) == 1 {
+		return a, nil
+	}
+	if f[1] != "tcp" && f[1] != "udp" {
+		return Allow{}, fmt.Errorf("allow: protocol %q: use tcp or udp", f[1])
+	}
+	a.Proto = f[1]
+	lo, hi, isRange := strings.Cut(f[2], "-")
+	if !isRange {
+		hi = lo
+	}
+	if a.PortLo, err = parsePort(lo); err == nil {
+		a.PortHi, err = parsePort(hi)
+	}
+	if err != nil || a.PortLo > a.PortHi {
+		return Allow{}, fmt.Errorf("allow: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
+	}
+	return a, nil
+}
+
+func parseDest(s string) (netip.Prefix, error) {
+	var p netip.Prefix
+	var err error
+	if strings.Contains(s, "%") {
+		return netip.Prefix{}, fmt.Errorf("%q is not an address or a network", s)
+	}
+	if strings.Contains(s, "/") {
+		p, err = netip.ParsePrefix(s)
+	} else {
+		var a netip.Addr
+		if a, err = netip.ParseAddr(s); err == nil {
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+	}
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an address or a network", s)
+	}
+	if p.Addr().Is4In6() {
+		return netip.Prefix{}, fmt.Errorf("%q is an IPv4-mapped address: write the IPv4 address", s)
+	}
+	if p.Bits() == 0 {
+		return netip.Prefix{}, fmt.Errorf("%s allows every address: the firewall would keep out nothing", s)
+	}
+	if p.Masked() != p {
+		return netip.Prefix{}, fmt.Errorf("%s has host bits set: write %s", s, p.Masked())
+	}
+	return p, nil
+}
+
+func parsePort(s string) (uint16, error) {
+	v, err := strconv.ParseUint(s, 10, 16)
+	if err != nil || v == 0 || (len(s) > 1 && s[0] == '0') {
+		return 0, fmt.Errorf("bad port %q", s)
+	}
+	return uint16(v), nil
+}
+
+func parseResolver(f []string) (netip.Addr, error) {
+	if len(f) != 1 {
+		return netip.Addr{}, fmt.Errorf("resolver: want 1 address, got %d arguments", len(f))
+	}
+	a, err := netip.ParseAddr(f[0])
+	switch {
+	case err != nil || a.Zone() != "":
+		return netip.Addr{}, fmt.Errorf("resolver: %q is not an address", f[0])
+	case !a.Is4():
+		return netip.Addr{}, fmt.Errorf("resolver: %s is not IPv4: sandboxes have IPv4 only", a)
+	case a.IsLoopback() || a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return netip.Addr{}, fmt.Errorf("resolver: sandboxes cannot reach %s: name an address they can, such as the bridge's with a stub listener there", a)
+	}
+	return a, nil
+}

@@ -1,0 +1,102 @@
+package nft
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want Config
+	}{
+		{"empty", "", Config{}},
+		{"comments", "# nothing\n   \n\t# more\n", Config{}},
+		{"address", "allow 192.168.1.10", Config{Allow: []Allow{{Dest: netip.MustParsePrefix("192.168.1.10/32")}}}},
+		{"network and port", "allow 10.1.0.0/16 tcp 443 # mirror\n", Config{Allow: []Allow{{Dest: netip.MustParsePrefix("10.1.0.0/16"), Proto: "tcp", PortLo: 443, PortHi: 443}}}},
+		{"range", "allow fd00::/8 udp 1000-2000", Config{Allow: []Allow{{Dest: netip.MustParsePrefix("fd00::/8"), Proto: "udp", PortLo: 1000, PortHi: 2000}}}},
+		{"resolvers", "resolver 192.168.1.53\nresolver 10.10.0.1\n", Config{Resolvers: []netip.Addr{netip.MustParseAddr("192.168.1.53"), netip.MustParseAddr("10.10.0.1")}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseConfig("f", []byte(tt.in))
+			if err != nil {
+				t.Fatalf("ParseConfig(%q) error: %v", tt.in, err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+				t.Fatalf("ParseConfig(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow or resolver`},
+		{"no dest", "allow", "f:1: allow: want 1 or 3 arguments, got 0: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
+		{"two args", "allow 1.2.3.4 tcp", "f:1: allow: want 1 or 3 arguments, got 2: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
+		{"hostname", "allow proxy.lan", `f:1: allow: "proxy.lan" is not an address or a network`},
+		{"host bits", "allow 10.1.2.3/16", "f:1: allow: 10.1.2.3/16 has host bits set: write 10.1.0.0/16"},
+		{"everything", "allow 0.0.0.0/0", "f:1: allow: 0.0.0.0/0 allows every address: the firewall would keep out nothing"},
+		{"everything v6", "allow ::/0", "f:1: allow: ::/0 allows every address: the firewall would keep out nothing"},
+		{"zone", "allow fe80::1%eth0", `f:1: allow: "fe80::1%eth0" is not an address or a network`},
+		{"mapped", "allow ::ffff:10.0.0.1", `f:1: allow: "::ffff:10.0.0.1" is an IPv4-mapped address: write the IPv4 address`},
+		{"proto", "allow 1.2.3.4 icmp 1", `f:1: allow: protocol "icmp": use tcp or udp`},
+		{"port zero", "allow 1.2.3.4 tcp 0", `f:1: allow: port "0": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"port big", "allow 1.2.3.4 tcp 65536", `f:1: allow: port "65536": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"port word", "allow 1.2.3.4 tcp http", `f:1: allow: port "http": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"port sign", "allow 1.2.3.4 tcp +80", `f:1: allow: port "+80": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"port reversed", "allow 1.2.3.4 tcp 90-80", `f:1: allow: port "90-80": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"port open range", "allow 1.2.3.4 tcp 80-", `f:1: allow: port "80-": use a number from 1 to 65535 or a range LOW-HIGH`},
+		{"resolver v6", "resolver fd00::53", "f:1: resolver: fd00::53 is not IPv4: sandboxes have IPv4 only"},
+		{"resolver loopback", "resolver 127.0.0.53", "f:1: resolver: sandboxes cannot reach 127.0.0.53: name an address they can, such as the bridge's with a stub listener there"},
+		{"resolver none", "resolver", "f:1: resolver: want 1 address, got 0 arguments"},
+		{"resolver word", "resolver dns", `f:1: resolver: "dns" is not an address`},
+		{"four resolvers", "resolver 1.1.1.1\nresolver 1.1.1.2\nresolver 1.1.1.3\nresolver 1.1.1.4\n", "f:4: resolver: more than 3 resolvers (the C library ignores the rest)"},
+		{"nul", "allow 1.2.3.4\x00", "f:1: NUL byte in line"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("f", []byte(tt.in))
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("ParseConfig(%q) error = %v, want %q", tt.in, err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzParseConfig: a config either fails with a FILE:LINE message or gives
+// entries whose rules render on one line each and match nothing wider than
+// they say.
+func FuzzParseConfig(f *testing.F) {
+	f.Add("allow 10.1.0.0/16 tcp 80-90\nresolver 192.168.1.1\n")
+	f.Add("allow fd00::1\n# c\nallow 1.2.3.4 udp 53")
+	f.Add("resolver 1.1.1.1 1.1.1.2")
+	f.Fuzz(func(t *testing.T, in string) {
+		c, err := ParseConfig("f", []byte(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one FILE:LINE line", err)
+			}
+			return
+		}
+		for _, a := range c.Allow {
+			if !a.Dest.IsValid() || a.Dest.Bits() == 0 || a.Dest.Masked() != a.Dest {
+				t.Fatalf("allow %v", a)
+			}
+			if a.Proto != "" && (a.PortLo == 0 || a.PortLo > a.PortHi) {
+				t.Fatalf("allow ports %v", a)
+			}
+		}
+		s := Build(Spec{Bridge: "br-netns", Subnet: netip.MustParsePrefix("10.10.0.0/16"), Resolvers: c.Resolvers, Allow: c.Allow}).String()
+		if want := strings.Count(Build(stubSpec()).String(), "\n") - 4 + 4*len(c.Resolvers) + 2*len(c.Allow); strings.Count(s, "\n") != want {
+			t.Fatalf("ruleset has %d lines, want %d:\n%s", strings.Count(s, "\n"), want, s)
+		}
+	})
+}

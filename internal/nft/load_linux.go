@@ -1,0 +1,79 @@
+package nft
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxConfigSize bounds the config file.
+const maxConfigSize = 1 << 20
+
+// LoadConfig reads and parses the config file at path. A missing file is an
+// empty config. The file must be a regular file owned by root and writable by
+// no one else, in directories that only root can change (or sticky ones);
+// it is checked on the descriptor it is read from.
+func LoadConfig(path string) (Config, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return Config{}, nil
+	}
+	if errors.Is(err, unix.ELOOP) {
+		return Config{}, fmt.Errorf("%s: is a symlink: make it a regular file owned by root", path)
+	}
+	if err != nil {
+		return Config{}, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Config{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if err := checkOwner(path, &st, false); err != nil {
+		return Config{}, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Config{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	if st.Size > maxConfigSize {
+		return Config{}, fmt.Errorf("%s: %d bytes, larger than %d", path, st.Size, maxConfigSize)
+	}
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		var dst unix.Stat_t
+		if err := unix.Stat(dir, &dst); err != nil {
+			return Config{}, &fs.PathError{Op: "stat", Path: dir, Err: err}
+		}
+		if err := checkOwner(dir, &dst, true); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if dir == "/" || dir == "." {
+			break
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ParseConfig(path, data)
+}
+
+// checkOwner refuses what someone other than root could change: owned by
+// another user, writable by a group other than root's or by others. A sticky
+// directory (/tmp) is fine: only an entry's owner may replace it there.
+func checkOwner(path string, st *unix.Stat_t, dir bool) error {
+	if st.Uid != 0 {
+		return fmt.Errorf("%s: owned by uid %d, not root: chown root:root %s", path, st.Uid, path)
+	}
+	groupWritable := st.Mode&0o020 != 0 && st.Gid != 0
+	othersWritable := st.Mode&0o002 != 0 && !(dir && st.Mode&unix.S_ISVTX != 0)
+	if groupWritable || othersWritable {
+		return fmt.Errorf("%s: writable by group or others (mode %04o): chmod go-w %s", path, st.Mode&0o7777, path)
+	}
+	return nil
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package nft
+
+import "errors"
+
+// LoadConfig is Linux-only.
+func LoadConfig(path string) (Config, error) { return Config{}, errors.ErrUnsupported }

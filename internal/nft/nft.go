@@ -1,0 +1,325 @@
+// Package nft is the firewall of the sandbox bridge: a ruleset planned as
+// data (Build), rendered as nft(8) text for people and golden tests
+// (Ruleset.String), and applied through netlink with google/nftables
+// (Apply), without running nft.
+//
+// The ruleset is one table of the inet family, TableName. Its rules look
+// only at packets that come from or go to the bridge; everything else is
+// accepted by its chains and judged by the host's other tables as before.
+package nft
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// TableName is the name of our table (family inet).
+const TableName = "claude_sandbox"
+
+// Blocked4 are the IPv4 destinations a sandbox may not reach unless
+// allowed: this network, private (RFC 1918), shared (RFC 6598), loopback,
+// link-local (cloud metadata), IETF protocol assignments, benchmarking
+// (proxies' fake-ip ranges), multicast and reserved (with broadcast).
+var Blocked4 = prefixes(
+	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+	"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15",
+	"224.0.0.0/4", "240.0.0.0/4",
+)
+
+// Blocked6 are the IPv6 equivalents: unspecified and loopback, IPv4-mapped,
+// local-use NAT64, discard-only, unique local, link-local, site-local and
+// multicast.
+var Blocked6 = prefixes(
+	"::/127", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64",
+	"fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+)
+
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+// Spec is what the ruleset depends on.
+type Spec struct {
+	// Bridge is the sandboxes' bridge (br-netns).
+	Bridge string
+	// Subnet is the sandboxes' subnet, masqueraded on the way out.
+	Subnet netip.Prefix
+	// Resolvers are the DNS servers the sandboxes are given: port 53 of
+	// each is open, on the host or beyond.
+	Resolvers []netip.Addr
+	// Allow are the extra destinations of the config file.
+	Allow []Allow
+}
+
+// Allow is one extra allowed destination.
+type Allow struct {
+	Dest netip.Prefix
+	// Proto is "tcp", "udp", or "" for every protocol and port.
+	Proto          string
+	PortLo, PortHi uint16
+}
+
+// Ruleset is a table as data.
+type Ruleset struct {
+	Table  string
+	Sets   []Set
+	Chains []Chain
+}
+
+// Set is a named interval set of addresses.
+type Set struct {
+	Name     string
+	IPv6     bool
+	Elements []netip.Prefix
+}
+
+// Chain is a base chain (Base set) or a regular one.
+type Chain struct {
+	Name  string
+	Base  *Base
+	Rules []Rule
+}
+
+// Base is the hook of a base chain; its policy is accept.
+type Base struct {
+	Type     string // filter or nat
+	Hook     string // input, forward or postrouting
+	Priority string // filter or srcnat
+}
+
+// Rule is matches, all of which must hold, and a verdict.
+type Rule struct {
+	Match   []Match
+	Verdict Verdict
+}
+
+// MatchKind says what a Match looks at.
+type MatchKind int
+
+// Kinds of Match.
+const (
+	MatchIIFName     MatchKind = iota + 1 // input interface is Name
+	MatchOIFName                          // output interface is (Not: is not) Name
+	MatchEstablished                      // conntrack state established or related
+	MatchDAddr                            // destination address in Prefix
+	MatchSAddr                            // source address in Prefix
+	MatchDAddrSet                         // destination address in set Name (IPv6: ip6)
+	MatchDPort                            // Proto and destination port in PortLo..PortHi
+)
+
+// Match is one condition of a rule.
+type Match struct {
+	Kind           MatchKind
+	Name           string
+	Not            bool
+	IPv6           bool
+	Prefix         netip.Prefix
+	Proto          string
+	PortLo, PortHi uint16
+}
+
+// VerdictKind is what a rule does.
+type VerdictKind int
+
+// Kinds of Verdict.
+const (
+	Accept VerdictKind = iota + 1
+	Drop
+	Jump
+	RejectAdminProhibited // ICMP(v6) administratively prohibited
+	Masquerade
+)
+
+// Verdict ends a rule.
+type Verdict struct {
+	Kind  VerdictKind
+	Chain string // for Jump
+}
+
+// Chain names.
+const (
+	chainInput      = "input"
+	chainSandboxIn  = "sandbox_in"
+	chainForward    = "forward"
+	chainSandboxOut = "sandbox_out"
+	chainPost       = "postrouting"
+)
+
+// Build plans the ruleset:
+//
+//   - input from the bridge (to any address of the host): replies to the
+//     host's own connections pass; DNS to a resolver and the allow-list
+//     pass; everything else is dropped;
+//   - forwarded from the bridge: back to the bridge (sandbox to sandbox) is
+//     dropped; replies pass; DNS to a resolver and the allow-list pass;
+//     private, shared, link-local, loopback, multicast and reserved
+//     destinations (Blocked4, Blocked6) are rejected (ICMP administratively
+//     prohibited: connect fails at once with EHOSTUNREACH); the rest, the
+//     internet, passes;
+//   - forwarded to the bridge: only replies pass;
+//   - from the subnet out of any other interface: masqueraded.
+func Build(s Spec) Ruleset {
+	br := s.Bridge
+	established := Match{Kind: MatchEstablished}
+	accept, drop := Verdict{Kind: Accept}, Verdict{Kind: Drop}
+
+	var open []Rule // DNS and allow-list, in both directions
+	for _, r := range s.Resolvers {
+		for _, proto := range []string{"udp", "tcp"} {
+			open = append(open, Rule{Match: []Match{daddr(netip.PrefixFrom(r, r.BitLen())), dport(proto, 53, 53)}, Verdict: accept})
+		}
+	}
+	for _, a := range s.Allow {
+		m := []Match{daddr(a.Dest)}
+		if a.Proto != "" {
+			m = append(m, dport(a.Proto, a.PortLo, a.PortHi))
+		}
+		open = append(open, Rule{Match: m, Verdict: accept})
+	}
+
+	in := []Rule{{Match: []Match{established}, Verdict: accept}}
+	in = append(in, open...)
+	in = append(in, Rule{Verdict: drop})
+
+	out := []Rule{
+		{Match: []Match{{Kind: MatchOIFName, Name: br}}, Verdict: drop},
+		{Match: []Match{established}, Verdict: accept},
+	}
+	out = append(out, open...)
+	out = append(out,
+		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked4"}}, Verdict: Verdict{Kind: RejectAdminProhibited}},
+		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked6", IPv6: true}}, Verdict: Verdict{Kind: RejectAdminProhibited}},
+	)
+
+	return Ruleset{
+		Table: TableName,
+		Sets: []Set{
+			{Name: "blocked4", Elements: Blocked4},
+			{Name: "blocked6", IPv6: true, Elements: Blocked6},
+		},
+		Chains: []Chain{
+			{Name: chainInput, Base: &Base{Type: "filter", Hook: "input", Priority: "filter"}, Rules: []Rule{
+				{Match: []Match{{Kind: MatchIIFName, Name: br}}, Verdict: Verdict{Kind: Jump, Chain: chainSandboxIn}},
+			}},
+			{Name: chainSandboxIn, Rules: in},
+			{Name: chainForward, Base: &Base{Type: "filter", Hook: "forward", Priority: "filter"}, Rules: []Rule{
+				{Match: []Match{{Kind: MatchIIFName, Name: br}}, Verdict: Verdict{Kind: Jump, Chain: chainSandboxOut}},
+				{Match: []Match{{Kind: MatchOIFName, Name: br}, established}, Verdict: accept},
+				{Match: []Match{{Kind: MatchOIFName, Name: br}}, Verdict: drop},
+			}},
+			{Name: chainSandboxOut, Rules: out},
+			{Name: chainPost, Base: &Base{Type: "nat", Hook: "postrouting", Priority: "srcnat"}, Rules: []Rule{
+				{Match: []Match{{Kind: MatchSAddr, Prefix: s.Subnet}, {Kind: MatchOIFName, Name: br, Not: true}}, Verdict: Verdict{Kind: Masquerade}},
+			}},
+		},
+	}
+}
+
+func daddr(p netip.Prefix) Match {
+	return Match{Kind: MatchDAddr, Prefix: p, IPv6: !p.Addr().Is4()}
+}
+
+func dport(proto string, lo, hi uint16) Match {
+	return Match{Kind: MatchDPort, Proto: proto, PortLo: lo, PortHi: hi}
+}
+
+// String renders the ruleset in the syntax of nft -f, as nft list prints it
+// (but for line breaks in long sets).
+func (r Ruleset) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table inet %s {\n", r.Table)
+	for i, s := range r.Sets {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		typ := "ipv4_addr"
+		if s.IPv6 {
+			typ = "ipv6_addr"
+		}
+		els := make([]string, len(s.Elements))
+		for i, e := range s.Elements {
+			els[i] = prefixString(e)
+		}
+		fmt.Fprintf(&b, "\tset %s {\n\t\ttype %s\n\t\tflags interval\n\t\telements = { %s }\n\t}\n", s.Name, typ, strings.Join(els, ", "))
+	}
+	for _, c := range r.Chains {
+		fmt.Fprintf(&b, "\n\tchain %s {\n", c.Name)
+		if c.Base != nil {
+			fmt.Fprintf(&b, "\t\ttype %s hook %s priority %s; policy accept;\n", c.Base.Type, c.Base.Hook, c.Base.Priority)
+		}
+		for _, rule := range c.Rules {
+			b.WriteString("\t\t" + rule.String() + "\n")
+		}
+		b.WriteString("\t}\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func (r Rule) String() string {
+	var parts []string
+	for _, m := range r.Match {
+		parts = append(parts, m.String())
+	}
+	return strings.Join(append(parts, r.Verdict.String()), " ")
+}
+
+func (m Match) String() string {
+	ip := "ip"
+	if m.IPv6 {
+		ip = "ip6"
+	}
+	not := ""
+	if m.Not {
+		not = "!= "
+	}
+	switch m.Kind {
+	case MatchIIFName:
+		return fmt.Sprintf("iifname %s%q", not, m.Name)
+	case MatchOIFName:
+		return fmt.Sprintf("oifname %s%q", not, m.Name)
+	case MatchEstablished:
+		return "ct state established,related"
+	case MatchDAddr:
+		return fmt.Sprintf("%s daddr %s", ip, prefixString(m.Prefix))
+	case MatchSAddr:
+		return fmt.Sprintf("%s saddr %s", ip, prefixString(m.Prefix))
+	case MatchDAddrSet:
+		return fmt.Sprintf("%s daddr @%s", ip, m.Name)
+	case MatchDPort:
+		if m.PortLo == m.PortHi {
+			return fmt.Sprintf("%s dport %d", m.Proto, m.PortLo)
+		}
+		return fmt.Sprintf("%s dport %d-%d", m.Proto, m.PortLo, m.PortHi)
+	}
+	return fmt.Sprintf("match(%d)", m.Kind)
+}
+
+func (v Verdict) String() string {
+	switch v.Kind {
+	case Accept:
+		return "accept"
+	case Drop:
+		return "drop"
+	case Jump:
+		return "jump " + v.Chain
+	case RejectAdminProhibited:
+		return "reject with icmpx admin-prohibited"
+	case Masquerade:
+		return "masquerade"
+	}
+	return fmt.Sprintf("verdict(%d)", v.Kind)
+}
+
+// prefixString writes a single address without its length, as nft does.
+func prefixString(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}

@@ -1,0 +1,464 @@
+// Package sandbox decides how the agent is started: the chain
+// (systemd-run, netns-enter, bwrap), the bwrap plan built from the defaults
+// and the user's ~/.claude-sandbox-init, the environment and the command.
+//
+// Build only looks at the host through a Host, so the whole decision is
+// tested with a fake one; carrying it out is the claude applet's job.
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
+)
+
+// The fds bwrap reads its options and its seccomp program from.
+const (
+	ArgsFD    = 3
+	SeccompFD = 4
+)
+
+// Host is what Build may ask about the machine.
+type Host interface {
+	Stat(path string) (fs.FileInfo, error)
+	Lstat(path string) (fs.FileInfo, error)
+	Readlink(path string) (string, error)
+	Glob(pattern string) ([]string, error)
+	EvalSymlinks(path string) (string, error)
+	// Reachable reports whether a unix stream socket accepts connections.
+	Reachable(socket string) bool
+}
+
+// Spec is what the launcher knows before deciding.
+type Spec struct {
+	UID  int
+	User string
+	// Home is the real home directory; the sandbox home is bound there.
+	Home string
+	// Pwd is the physical working directory ("" if unknown).
+	Pwd string
+	// SandboxHome and Tmp are the host directories bound at Home and /tmp.
+	SandboxHome string
+	Tmp         string
+	// BinDir holds the agent binary `claude`.
+	BinDir string
+	// Netns is the network namespace to enter if it is active.
+	Netns string
+	// NetnsEnter is the path of the netns-enter helper.
+	NetnsEnter string
+	// Environ is the launcher's environment.
+	Environ []string
+	// Shell runs a login shell instead of the agent.
+	Shell bool
+	// Args are the user's arguments for the agent or the shell.
+	Args []string
+	// Config is the parsed ~/.claude-sandbox-init; ConfigName names it in
+	// messages.
+	Config     []sandboxcfg.Directive
+	ConfigName string
+}
+
+// Launch is the decision: what to run, how.
+type Launch struct {
+	// SystemdRun and NetnsEnter are the prefixes of the chain, nil when
+	// not used.
+	SystemdRun []string
+	NetnsEnter []string
+	Plan       bwrap.Plan
+	// Command runs inside the sandbox.
+	Command []string
+	// Env is the environment of the chain (and so of the command, with
+	// the plan's setenv/unsetenv applied by bwrap).
+	Env []string
+	// Seccomp are the config's changes to the filter.
+	Seccomp seccomp.Options
+	// Notices are printed on stderr before starting.
+	Notices []string
+	// Notes explain decisions in the dry run.
+	Notes []string
+	// Skipped lists optional paths that do not exist here.
+	Skipped []string
+	// EnvRemoved and EnvSet describe the environment changes.
+	EnvRemoved []string
+	EnvSet     []string
+}
+
+// InsideRuntimeDir is $XDG_RUNTIME_DIR inside the sandbox: an empty
+// directory.
+func InsideRuntimeDir(uid int) string { return "/run/user/" + strconv.Itoa(uid) }
+
+// Paths the default plan binds read-only where they exist.
+var (
+	usrDirs  = []string{"/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share", "/usr/include", "/usr/sbin", "/usr/src"}
+	rootDirs = []string{"/bin", "/sbin", "/lib", "/lib64"}
+	etcPaths = []string{"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/hosts", "/etc/ld.so.*", "/etc/localtime", "/etc/os-release", "/etc/machine-id", "/etc/ca-certificates", "/etc/pki", "/etc/ssl", "/etc/alternatives"}
+	// pathDirs make up PATH inside, where visible.
+	pathDirs = []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"}
+)
+
+// ConfigError is a problem with a line of the config file that only shows
+// when the plan is built (a missing path, an invisible command).
+type ConfigError = sandboxcfg.Error
+
+// Build decides the launch.
+func Build(h Host, s Spec) (*Launch, error) {
+	l := &Launch{}
+	p := &l.Plan
+	p.Unshare = []string{"user", "pid", "ipc", "uts", "cgroup"}
+	p.DisableUserns = true
+	p.DieWithParent = true
+	p.SeccompFD = SeccompFD
+
+	env := newEnv(s.Environ)
+
+	// The chain.
+	runtimeDir, _ := env.get("XDG_RUNTIME_DIR")
+	systemd := false
+	if filepath.IsAbs(runtimeDir) {
+		sock := filepath.Join(runtimeDir, "systemd", "private")
+		sr := firstExisting(h, "/usr/bin/systemd-run", "/bin/systemd-run")
+		switch {
+		case sr == "":
+			l.Notes = append(l.Notes, "systemd: not used: systemd-run is not installed")
+		case !h.Reachable(sock):
+			l.Notes = append(l.Notes, "systemd: not used: no user manager answers at "+sock)
+		default:
+			systemd = true
+			l.SystemdRun = []string{sr, "--user", "--scope", "--slice=agent", "--quiet", "--"}
+			l.Notes = append(l.Notes, "systemd: the sandbox runs in a scope of agent.slice")
+		}
+	} else {
+		l.Notes = append(l.Notes, "systemd: not used: XDG_RUNTIME_DIR is not set")
+	}
+	netnsActive := false
+	if _, err := h.Stat(filepath.Join("/run/netns", s.Netns)); err != nil {
+		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: namespace %s is not active", s.Netns))
+	} else if _, err := h.Stat(s.NetnsEnter); err != nil {
+		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: %s is not installed: run make install-network", s.NetnsEnter))
+	} else {
+		netnsActive = true
+		l.NetnsEnter = []string{s.NetnsEnter, s.Netns, "--"}
+		l.Notes = append(l.Notes, "network: in namespace "+s.Netns)
+	}
+
+	// System directories, read-only.
+	for _, d := range usrDirs {
+		l.roBind(h, d)
+	}
+	for _, d := range rootDirs {
+		fi, err := h.Lstat(d)
+		switch {
+		case err != nil:
+			l.Skipped = append(l.Skipped, d)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := h.Readlink(d)
+			if err != nil {
+				l.Skipped = append(l.Skipped, d)
+				continue
+			}
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Symlink, Src: target, Dest: d})
+		default:
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBindTry, Src: d, Dest: d})
+		}
+	}
+	for _, e := range etcPaths {
+		if strings.ContainsAny(e, "*?[") {
+			m, _ := h.Glob(e)
+			if len(m) == 0 {
+				l.Skipped = append(l.Skipped, e)
+			}
+			for _, f := range m {
+				l.roBind(h, f)
+			}
+			continue
+		}
+		l.roBind(h, e)
+	}
+
+	// The agent.
+	agent := filepath.Join(s.BinDir, "claude")
+	if _, err := h.Stat(s.BinDir); err == nil {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: s.BinDir, Dest: s.BinDir})
+	} else if !s.Shell {
+		return nil, fmt.Errorf("%s not found: run claude-update", agent)
+	} else {
+		l.Skipped = append(l.Skipped, s.BinDir)
+	}
+
+	// Kernel file systems and scratch space.
+	p.Ops = append(p.Ops,
+		bwrap.Op{Kind: bwrap.Proc, Dest: "/proc"},
+		bwrap.Op{Kind: bwrap.Dev, Dest: "/dev"},
+		bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/dev/shm"},
+		bwrap.Op{Kind: bwrap.Mqueue, Dest: "/dev/mqueue"},
+		bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/var/tmp"},
+		bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/run/lock"},
+		bwrap.Op{Kind: bwrap.Symlink, Src: "../run", Dest: "/var/run"},
+		bwrap.Op{Kind: bwrap.Symlink, Src: "../run/lock", Dest: "/var/lock"},
+	)
+	l.roBind(h, "/run/systemd/resolve")
+
+	// Home, /tmp, the runtime directory.
+	inRuntime := InsideRuntimeDir(s.UID)
+	p.Ops = append(p.Ops,
+		bwrap.Op{Kind: bwrap.Bind, Src: s.SandboxHome, Dest: s.Home},
+		bwrap.Op{Kind: bwrap.Bind, Src: s.Tmp, Dest: "/tmp"},
+		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
+	)
+	if netnsActive {
+		rc := filepath.Join("/etc/netns", s.Netns, "resolv.conf")
+		if _, err := h.Stat(rc); err == nil {
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: rc, Dest: "/etc/resolv.conf"})
+		} else {
+			l.Skipped = append(l.Skipped, rc)
+		}
+	}
+	p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: "XDG_RUNTIME_DIR", Dest: inRuntime})
+	if systemd {
+		// systemd-run needs the bus variables; the sandbox must not.
+		if _, ok := env.get("DBUS_SESSION_BUS_ADDRESS"); ok {
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: "DBUS_SESSION_BUS_ADDRESS"})
+		}
+	}
+	p.Chdir = s.Home
+
+	// The environment: scrub, then set ours.
+	l.EnvRemoved = env.scrub(systemd)
+	path := []string{}
+	if _, err := h.Stat(s.BinDir); err == nil {
+		path = append(path, s.BinDir)
+	}
+	for _, d := range pathDirs {
+		if l.Visible(h, d) {
+			path = append(path, d)
+		}
+	}
+	env.set("PATH", strings.Join(path, ":"))
+	env.set("XDG_DATA_DIRS", "/usr/share")
+	env.set("DISABLE_UPDATES", "1")
+	env.set("DISABLE_AUTOUPDATER", "1")
+	env.set("DISABLE_INSTALLATION_CHECKS", "1")
+	l.EnvSet = []string{"PATH=" + env.vals["PATH"], "XDG_DATA_DIRS=/usr/share", "DISABLE_UPDATES=1", "DISABLE_AUTOUPDATER=1", "DISABLE_INSTALLATION_CHECKS=1", "XDG_RUNTIME_DIR=" + inRuntime}
+
+	// The user's config, in order.
+	var command []string
+	for _, d := range s.Config {
+		ok, err := l.holds(h, s, d.When)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if err := l.apply(h, s, d, env, &command); err != nil {
+			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
+		}
+	}
+
+	// The command. A $SHELL that is not visible inside (e.g. from
+	// /usr/local) would break the agent's shell tool too.
+	sh, _ := env.get("SHELL")
+	if !filepath.IsAbs(sh) || !l.Visible(h, sh) {
+		sh = "/bin/sh"
+		env.set("SHELL", sh)
+		l.EnvSet = append(l.EnvSet, "SHELL="+sh)
+	}
+	if s.Shell {
+		l.Command = append([]string{sh, "-l"}, s.Args...)
+	} else {
+		if command == nil {
+			if _, err := h.Stat(agent); err != nil {
+				return nil, fmt.Errorf("%s not found: run claude-update", agent)
+			}
+			command = []string{agent}
+		}
+		l.Command = append(command, s.Args...)
+	}
+	l.Env = env.list()
+	return l, nil
+}
+
+// roBind binds path read-only if it exists, else records it as skipped.
+func (l *Launch) roBind(h Host, path string) {
+	if _, err := h.Stat(path); err != nil {
+		l.Skipped = append(l.Skipped, path)
+		return
+	}
+	l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBindTry, Src: path, Dest: path})
+}
+
+func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
+	for _, c := range conds {
+		var ok bool
+		switch c.Name {
+		case sandboxcfg.PwdUnder:
+			ok = under(s.Pwd, c.Path)
+			if !ok {
+				if real, err := h.EvalSymlinks(c.Path); err == nil {
+					ok = under(s.Pwd, real)
+				}
+			}
+		case sandboxcfg.Exists:
+			_, err := h.Stat(c.Path)
+			ok = err == nil
+		default:
+			return false, &sandboxcfg.Error{Name: s.ConfigName, Line: c.Line, Msg: fmt.Sprintf("unknown condition %q", c.Name)}
+		}
+		if ok == c.Not {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// under reports whether path is strictly below dir.
+func under(path, dir string) bool {
+	if path == "" || dir == "" {
+		return false
+	}
+	if dir == "/" {
+		return path != "/" && strings.HasPrefix(path, "/")
+	}
+	return strings.HasPrefix(path, dir+"/")
+}
+
+func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, command *[]string) error {
+	p := &l.Plan
+	a := d.Args
+	switch d.Name {
+	case sandboxcfg.RO, sandboxcfg.ROTry, sandboxcfg.RW, sandboxcfg.RWTry, sandboxcfg.Dev, sandboxcfg.DevTry:
+		src, dest := a[0], a[0]
+		if len(a) == 2 {
+			dest = a[1]
+		}
+		try := strings.HasSuffix(d.Name, "-try")
+		if _, err := h.Stat(src); err != nil {
+			if try && errors.Is(err, fs.ErrNotExist) {
+				l.Skipped = append(l.Skipped, src)
+				return nil
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s: %s does not exist (use %s-try to skip a missing path)", d.Name, src, strings.TrimSuffix(d.Name, "-try"))
+			}
+			return fmt.Errorf("%s: %v", d.Name, err)
+		}
+		kind := map[string]bwrap.Kind{
+			sandboxcfg.RO: bwrap.ROBind, sandboxcfg.ROTry: bwrap.ROBindTry,
+			sandboxcfg.RW: bwrap.Bind, sandboxcfg.RWTry: bwrap.BindTry,
+			sandboxcfg.Dev: bwrap.DevBind, sandboxcfg.DevTry: bwrap.DevBindTry,
+		}[d.Name]
+		p.Ops = append(p.Ops, bwrap.Op{Kind: kind, Src: src, Dest: dest})
+	case sandboxcfg.Tmpfs:
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Tmpfs, Dest: a[0]})
+	case sandboxcfg.Dir:
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Dir, Dest: a[0]})
+	case sandboxcfg.Symlink:
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Symlink, Src: a[0], Dest: a[1]})
+	case sandboxcfg.Setenv:
+		env.set(a[0], a[1])
+		l.EnvSet = append(l.EnvSet, a[0]+"="+a[1])
+	case sandboxcfg.Unsetenv:
+		for _, n := range a {
+			if env.unset(n) {
+				l.EnvRemoved = append(l.EnvRemoved, n)
+			}
+		}
+	case sandboxcfg.Chdir:
+		if !l.Visible(h, a[0]) {
+			return fmt.Errorf("chdir: %s is not visible in the sandbox", a[0])
+		}
+		p.Chdir = a[0]
+	case sandboxcfg.Command:
+		if !l.Visible(h, a[0]) {
+			return fmt.Errorf("command: %s is not visible in the sandbox", a[0])
+		}
+		*command = append([]string(nil), a...)
+	case sandboxcfg.Bwrap:
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Raw, Args: append([]string(nil), a...)})
+	case sandboxcfg.SeccompAllow:
+		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
+	case sandboxcfg.SeccompDeny:
+		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
+	default:
+		return fmt.Errorf("unknown directive %q", d.Name)
+	}
+	return nil
+}
+
+// Visible reports whether path exists inside the sandbox as planned so far,
+// judged from the ops (the last one covering path decides) and the host.
+func (l *Launch) Visible(h Host, path string) bool {
+	return l.visible(h, filepath.Clean(path), 0)
+}
+
+func (l *Launch) visible(h Host, path string, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	ops := l.Plan.Ops
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
+			continue
+		}
+		rel, ok := relTo(path, o.Dest)
+		if !ok {
+			continue
+		}
+		switch {
+		case o.IsBind():
+			_, err := h.Stat(filepath.Join(o.Src, rel))
+			return err == nil
+		case o.Kind == bwrap.Symlink:
+			target := o.Src
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(o.Dest), target)
+			}
+			return l.visible(h, filepath.Join(target, rel), depth+1)
+		default:
+			// tmpfs, dir, proc, dev, mqueue: empty but for what the
+			// kernel puts there.
+			return rel == "." || o.Kind == bwrap.Proc || o.Kind == bwrap.Dev
+		}
+	}
+	return false
+}
+
+// relTo returns path relative to dir if path is dir or below it.
+func relTo(path, dir string) (string, bool) {
+	if path == dir {
+		return ".", true
+	}
+	if dir == "/" {
+		return strings.TrimPrefix(path, "/"), true
+	}
+	if strings.HasPrefix(path, dir+"/") {
+		return path[len(dir)+1:], true
+	}
+	return "", false
+}
+
+func firstExisting(h Host, paths ...string) string {
+	for _, p := range paths {
+		if _, err := h.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Argv returns the command line of the whole chain; bwrap reads the plan's
+// options from ArgsFD.
+func (l *Launch) Argv(bwrapPath string) []string {
+	var a []string
+	a = append(a, l.SystemdRun...)
+	a = append(a, l.NetnsEnter...)
+	return append(a, bwrap.Argv(bwrapPath, ArgsFD, l.Command)...)
+}

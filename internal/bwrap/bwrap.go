@@ -17,21 +17,21 @@ type Kind int
 
 // Op kinds, each one bwrap option.
 const (
-	ROBind    Kind = iota // --ro-bind SRC DEST
-	ROBindTry             // --ro-bind-try SRC DEST
-	Bind                  // --bind SRC DEST
-	BindTry               // --bind-try SRC DEST
-	DevBind               // --dev-bind SRC DEST
-	DevBindTry            // --dev-bind-try SRC DEST
-	Tmpfs                 // [--perms MODE] --tmpfs DEST
-	Dir                   // [--perms MODE] --dir DEST
-	Symlink               // --symlink SRC DEST (SRC is the link's target)
-	Proc                  // --proc DEST
-	Dev                   // --dev DEST
-	Mqueue                // --mqueue DEST
-	Setenv                // --setenv SRC DEST (name, value)
-	Unsetenv              // --unsetenv DEST (name)
-	Raw                   // Args verbatim
+	ROBind     Kind = iota // --ro-bind SRC DEST
+	ROBindTry              // --ro-bind-try SRC DEST
+	Bind                   // --bind SRC DEST
+	BindTry                // --bind-try SRC DEST
+	DevBind                // --dev-bind SRC DEST
+	DevBindTry             // --dev-bind-try SRC DEST
+	Tmpfs                  // [--perms MODE] --tmpfs DEST
+	Dir                    // [--perms MODE] --dir DEST
+	Symlink                // --symlink SRC DEST (SRC is the link's target)
+	Proc                   // --proc DEST
+	Dev                    // --dev DEST
+	Mqueue                 // --mqueue DEST
+	Setenv                 // --setenv SRC DEST (name, value)
+	Unsetenv               // --unsetenv DEST (name)
+	Raw                    // Args verbatim
 )
 
 var flags = [...]string{

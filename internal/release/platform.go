@@ -36,7 +36,7 @@ func Platform(goarch, sh string) (string, error) {
 func IsMusl(path string) (bool, error) {
 	f, err := elf.Open(path)
 	if err != nil {
-		return false, fmt.Errorf("detect libc: %w", err)
+		return false, fmt.Errorf("detect libc from %s: %v", path, err)
 	}
 	defer f.Close()
 	for _, p := range f.Progs {
@@ -44,11 +44,11 @@ func IsMusl(path string) (bool, error) {
 			continue
 		}
 		if p.Filesz > 4096 {
-			return false, fmt.Errorf("detect libc: %s: interpreter path too long", path)
+			return false, fmt.Errorf("detect libc from %s: interpreter path too long", path)
 		}
 		buf := make([]byte, p.Filesz)
 		if _, err := p.ReadAt(buf, 0); err != nil {
-			return false, fmt.Errorf("detect libc: %s: %w", path, err)
+			return false, fmt.Errorf("detect libc from %s: %v", path, err)
 		}
 		interp := strings.TrimRight(string(buf), "\x00")
 		return strings.HasPrefix(filepath.Base(interp), "ld-musl-"), nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 )
 
 // KeyURL is where upstream publishes the manifest signing key.
@@ -39,7 +40,7 @@ func Keyring(key []byte, fingerprint string) (openpgp.EntityList, error) {
 		err error
 	)
 	if bytes.HasPrefix(bytes.TrimSpace(key), []byte("-----BEGIN")) {
-		el, err = openpgp.ReadArmoredKeyRing(bytes.NewReader(key))
+		el, err = readArmoredKeys(key)
 	} else {
 		el, err = openpgp.ReadKeyRing(bytes.NewReader(key))
 	}
@@ -55,6 +56,41 @@ func Keyring(key []byte, fingerprint string) (openpgp.EntityList, error) {
 		got = append(got, fp)
 	}
 	return nil, fmt.Errorf("%w: got %s, want %s", ErrFingerprint, strings.Join(got, ", "), want)
+}
+
+// readArmoredKeys reads every armored block of key (a key file may hold
+// several, one after the other).
+func readArmoredKeys(key []byte) (openpgp.EntityList, error) {
+	var el openpgp.EntityList
+	// armor.Decode reads ahead, so each block gets its own reader.
+	marker := []byte("-----BEGIN ")
+	for len(key) > 0 {
+		i := bytes.Index(key, marker)
+		if i < 0 {
+			break
+		}
+		key = key[i:]
+		next := bytes.Index(key[len(marker):], marker)
+		block := key
+		if next >= 0 {
+			block, key = key[:len(marker)+next], key[len(marker)+next:]
+		} else {
+			key = nil
+		}
+		b, err := armor.Decode(bytes.NewReader(block))
+		if err != nil {
+			return nil, err
+		}
+		if b.Type != openpgp.PublicKeyType {
+			return nil, fmt.Errorf("armored block is %q, want %q", b.Type, openpgp.PublicKeyType)
+		}
+		more, err := openpgp.ReadKeyRing(b.Body)
+		if err != nil {
+			return nil, err
+		}
+		el = append(el, more...)
+	}
+	return el, nil
 }
 
 // CheckSignature verifies the detached signature sig (armored or binary)

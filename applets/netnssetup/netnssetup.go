@@ -1,15 +1,79 @@
-// Package netnssetup is the netns-setup applet.
+// Package netnssetup is the netns-setup applet: it makes, repairs and
+// removes the persistent network namespace a sandbox runs in, its veth pair
+// on the br-netns bridge, its address and resolv.conf, and the firewall of
+// the bridge.
+//
+//	netns-setup up NAME       make or repair namespace NAME (idempotent)
+//	netns-setup down NAME     remove what up made (idempotent)
+//	netns-setup status NAME   print the state; exit 1 unless it is fully up
+//
+// netns@.service runs up and down. The firewall (nftables table inet
+// claude_sandbox) is written by every up, atomically, and deleted by the
+// down that removes the last namespace.
 package netnssetup
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Applet is the netns-setup applet.
 var Applet = cli.Applet{Name: "netns-setup", Run: run}
 
+const usage = "usage: netns-setup up|down|status NAME"
+
 func run(ctx context.Context, args []string, stdio cli.Stdio) error {
-	return cli.ErrNotImplemented
+	cfg := netcfg.Default(buildinfo.Sysconfdir)
+	fs := flag.NewFlagSet("netns-setup", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	// Hidden flags, for tests only: they point the applet at throwaway
+	// directories and files. They are not in the usage line on purpose.
+	fs.StringVar(&cfg.RunDir, "run-dir", cfg.RunDir, "")
+	fs.StringVar(&cfg.EtcDir, "etc-dir", cfg.EtcDir, "")
+	fs.StringVar(&cfg.FirewallConfig, "firewall-config", cfg.FirewallConfig, "")
+	fs.StringVar(&cfg.HostResolvConf, "host-resolv-conf", cfg.HostResolvConf, "")
+	fs.StringVar(&cfg.LockFile, "lock-file", cfg.LockFile, "")
+	bridgeAddr := fs.String("bridge-addr", cfg.BridgeAddr.String(), "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return cli.Usagef("%s", usage)
+		}
+		return cli.Usagef("%v; %s", err, usage)
+	}
+	p, err := netip.ParsePrefix(*bridgeAddr)
+	if err != nil {
+		return cli.Usagef("--bridge-addr: %v", err)
+	}
+	cfg.BridgeAddr = p
+	if fs.NArg() != 2 {
+		return cli.Usagef("%s", usage)
+	}
+	verb, name := fs.Arg(0), fs.Arg(1)
+	if err := nsname.Check(name); err != nil {
+		return cli.Usagef("%v", err)
+	}
+	var do func(context.Context, netcfg.Config, string, cli.Stdio) error
+	switch verb {
+	case "up":
+		do = up
+	case "down":
+		do = down
+	case "status":
+		do = status
+	default:
+		return cli.Usagef("unknown command %q; %s", verb, usage)
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("must be run as root (netns@%s.service runs it)", name)
+	}
+	return do(ctx, cfg, name, stdio)
 }

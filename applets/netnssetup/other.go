@@ -1,0 +1,15 @@
+//go:build !linux
+
+package netnssetup
+
+import (
+	"context"
+	"errors"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+)
+
+func up(context.Context, netcfg.Config, string, cli.Stdio) error     { return errors.ErrUnsupported }
+func down(context.Context, netcfg.Config, string, cli.Stdio) error   { return errors.ErrUnsupported }
+func status(context.Context, netcfg.Config, string, cli.Stdio) error { return errors.ErrUnsupported }

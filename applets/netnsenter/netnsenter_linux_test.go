@@ -1,0 +1,748 @@
+package netnsenter
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// env is the setuid test setup: a setuid-root netns-enter whose whitelist
+// lives in a root-owned directory under /run, namespaces listed in it, and
+// the unprivileged test user.
+type env struct {
+	t         *testing.T
+	user      testutil.User
+	home      string
+	bin       string // setuid copy, netnsenter_only build
+	etc       string // its Sysconfdir
+	whitelist string
+	probe     string
+	prefix    string // of every namespace name of this run
+	ok, grp   string // whitelisted namespaces; grp restricted to @users
+	okIno     uint64
+	usersGid  uint32
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	u := testutil.RequireUser(t)
+	for _, c := range []string{"ip", "mount", "umount", "unshare", "setpriv", "strace", "mkfifo"} {
+		testutil.RequireCommand(t, c)
+	}
+	closeOnExecAbove2(t)
+	e := &env{t: t, user: u, home: testutil.UserHome(t, u)}
+	e.etc = filepath.Join(testutil.RootDir(t), "etc")
+	if err := os.Mkdir(e.etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.whitelist = filepath.Join(e.etc, "netns-enter")
+	e.bin = testutil.SetuidNetnsEnter(t, e.etc, false)
+	e.probe = buildProbe(t)
+	e.prefix = testutil.UniqueName("ne", 8)
+	e.ok = e.prefix + "-ok"
+	e.grp = e.prefix + "-grp"
+	for _, n := range []string{e.ok, e.grp} {
+		addNetns(t, n)
+	}
+	e.okIno = inode(t, "/run/netns/"+e.ok)
+	g, err := lookupGroupFile("users")
+	if err != nil {
+		testutil.Missing(t, "group users: %v", err)
+	}
+	e.usersGid = g
+	e.writeWhitelist(e.defaultWhitelist())
+	return e
+}
+
+func (e *env) defaultWhitelist() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# test whitelist\n%s\n%s @users\n", e.ok, e.grp)
+	for _, s := range []string{"file", "mnt", "host", "usr", "lnk", "none", "uts"} {
+		fmt.Fprintf(&b, "%s-%s\n", e.prefix, s)
+	}
+	return b.String()
+}
+
+// writeWhitelist replaces the whitelist with a fresh root:root 0644 file.
+func (e *env) writeWhitelist(text string) {
+	e.t.Helper()
+	os.Remove(e.whitelist)
+	if err := os.WriteFile(e.whitelist, []byte(text), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Chmod(e.whitelist, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// run runs the setuid copy as the test user with groups (nil: none) and
+// returns the result.
+func (e *env) run(groups []uint32, extraEnv []string, args ...string) testutil.Result {
+	e.t.Helper()
+	cmd := e.user.Command(e.home, e.bin, args...)
+	if groups == nil {
+		groups = []uint32{}
+	}
+	cmd.SysProcAttr.Credential.Groups = groups
+	cmd.Env = append(cmd.Env, extraEnv...)
+	return testutil.RunCommand(e.t, cmd)
+}
+
+// marker returns a path in the user's home that "touch" would create, and
+// a check that it was not created.
+func (e *env) marker(t *testing.T) (string, func()) {
+	p := filepath.Join(e.home, "ran-"+strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	os.Remove(p)
+	return p, func() {
+		t.Helper()
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the command ran (%s exists)", p)
+			os.Remove(p)
+		}
+	}
+}
+
+func (e *env) probeRun(t *testing.T, cmd *exec.Cmd) probeReport {
+	t.Helper()
+	r := testutil.RunCommand(t, cmd)
+	if r.Code != 0 {
+		t.Fatalf("probe through netns-enter: %s", r)
+	}
+	return parseProbe(t, r.Stdout)
+}
+
+type probeReport struct {
+	Args   []string
+	Netns  string
+	Uids   [3]int
+	Gids   [3]int
+	Groups []int
+	Status map[string]string
+	Fds    map[int]string
+	Env    []string
+}
+
+func parseProbe(t *testing.T, out string) probeReport {
+	t.Helper()
+	var p probeReport
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("probe output %q: %v", out, err)
+	}
+	return p
+}
+
+// checkProbe asserts what every command started by netns-enter must see.
+func (e *env) checkProbe(t *testing.T, p probeReport, groups []int, env []string) {
+	t.Helper()
+	if want := fmt.Sprintf("net:[%d]", e.okIno); p.Netns != want {
+		t.Errorf("netns inside = %s, want %s", p.Netns, want)
+	}
+	uid, gid := int(e.user.Uid), int(e.user.Gid)
+	if p.Uids != [3]int{uid, uid, uid} || p.Gids != [3]int{gid, gid, gid} {
+		t.Errorf("resuid/resgid = %v/%v, want all %d/%d", p.Uids, p.Gids, uid, gid)
+	}
+	if !cmp.Equal(p.Groups, groups) {
+		t.Errorf("groups = %v, want the caller's %v", p.Groups, groups)
+	}
+	for _, k := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		if p.Status[k] != "0000000000000000" {
+			t.Errorf("%s = %q, want 0", k, p.Status[k])
+		}
+	}
+	if p.Status["NoNewPrivs"] != "1" {
+		t.Errorf("NoNewPrivs = %q, want 1", p.Status["NoNewPrivs"])
+	}
+	if diff := cmp.Diff(env, p.Env); diff != "" {
+		t.Errorf("environment changed (-caller +command):\n%s", diff)
+	}
+}
+
+func TestSetuidHappyPath(t *testing.T) {
+	e := setup(t)
+
+	t.Run("credentials fds environment", func(t *testing.T) {
+		f, err := os.Open("/dev/zero")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd := e.user.Command(e.home, e.bin, e.ok, "--", e.probe, "a b", "", "--")
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		cmd.ExtraFiles = []*os.File{f}
+		// Go's runtime rewrites GOTRACEBACK for setuid processes: the
+		// command must still get the caller's value, and nothing added.
+		cmd.Env = append(cmd.Env, "GOTRACEBACK=all", "EMPTY=", "TZ=:/nonexistent", "LC_ALL=C")
+		p := e.probeRun(t, cmd)
+		// groups []: initgroups (setpriv --init-groups) would re-add the
+		// user's primary group 1001 as a supplementary group.
+		e.checkProbe(t, p, []int{}, cmd.Env)
+		if want := []string{"a b", "", "--"}; !cmp.Equal(p.Args, want) {
+			t.Errorf("args = %q, want %q", p.Args, want)
+		}
+		if len(p.Fds) != 4 || p.Fds[0] != "/dev/null" || !strings.HasPrefix(p.Fds[1], "pipe:") ||
+			!strings.HasPrefix(p.Fds[2], "pipe:") || p.Fds[3] != "/dev/zero" {
+			t.Errorf("fds of the command = %v, want 0 /dev/null, 1 and 2 the caller's pipes, 3 /dev/zero and nothing else", p.Fds)
+		}
+	})
+
+	t.Run("no GOTRACEBACK stays absent", func(t *testing.T) {
+		cmd := e.user.Command(e.home, e.bin, "--netns="+e.ok, "--", e.probe)
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		e.checkProbe(t, e.probeRun(t, cmd), []int{}, cmd.Env)
+	})
+
+	t.Run("supplementary groups kept exactly", func(t *testing.T) {
+		cmd := e.user.Command(e.home, e.bin, e.ok, "--", e.probe)
+		// users is not one of the test user's groups in /etc/group:
+		// initgroups would drop it; the caller's set must be kept.
+		cmd.SysProcAttr.Credential.Groups = []uint32{e.usersGid, e.user.Gid}
+		e.checkProbe(t, e.probeRun(t, cmd), []int{int(e.usersGid), int(e.user.Gid)}, cmd.Env)
+	})
+
+	t.Run("group restriction satisfied", func(t *testing.T) {
+		for _, c := range []struct {
+			name   string
+			gid    uint32
+			groups []uint32
+		}{
+			{"supplementary", e.user.Gid, []uint32{e.usersGid}},
+			{"real gid", e.usersGid, []uint32{}},
+		} {
+			cmd := e.user.Command(e.home, e.bin, e.grp, "--", "readlink", "/proc/self/ns/net")
+			cmd.SysProcAttr.Credential.Gid = c.gid
+			cmd.SysProcAttr.Credential.Groups = c.groups
+			r := testutil.RunCommand(t, cmd)
+			want := fmt.Sprintf("net:[%d]\n", inode(t, "/run/netns/"+e.grp))
+			if r.Code != 0 || r.Stdout != want {
+				t.Errorf("%s: %s, want %q", c.name, r, want)
+			}
+		}
+	})
+
+	t.Run("std fds closed", func(t *testing.T) {
+		out := filepath.Join(e.home, "probe.json")
+		cmd := e.user.Command(e.home, "/bin/sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`, e.bin, e.ok, "--", e.probe, "-o", out)
+		r := testutil.RunCommand(t, cmd)
+		if r.Code != 0 {
+			t.Fatalf("%s", r)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := parseProbe(t, string(data))
+		// Go's runtime opens /dev/null on closed standard fds of a
+		// setuid process (as glibc does), so nothing the helper opens
+		// can become fd 0-2; the command inherits those.
+		want := map[int]string{0: "/dev/null", 1: "/dev/null", 2: "/dev/null"}
+		if !cmp.Equal(p.Fds, want) {
+			t.Errorf("fds = %v, want %v", p.Fds, want)
+		}
+		if p.Netns != fmt.Sprintf("net:[%d]", e.okIno) {
+			t.Errorf("netns = %s", p.Netns)
+		}
+	})
+
+	t.Run("1000 runs land in the namespace", func(t *testing.T) {
+		want := fmt.Sprintf("net:[%d]\n", e.okIno)
+		for i := 0; i < 1000; i++ {
+			r := e.run(nil, nil, e.ok, "--", "readlink", "/proc/self/ns/net")
+			if r.Code != 0 || r.Stdout != want || r.Stderr != "" {
+				t.Fatalf("run %d: %s, want %q", i, r, want)
+			}
+		}
+	})
+
+	t.Run("argv0 of another applet is still netns-enter", func(t *testing.T) {
+		for _, name := range []string{"claude", "claude-update", "netns-setup", "claude-sandbox", "x"} {
+			cmd := e.user.Command(e.home, e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
+			cmd.Args[0] = name
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			r := testutil.RunCommand(t, cmd)
+			if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want {
+				t.Errorf("argv[0]=%s: %s, want %q", name, r, want)
+			}
+		}
+	})
+
+	t.Run("GODEBUG GOTRACEBACK TZ: no privileged open", func(t *testing.T) {
+		canary := filepath.Join(filepath.Dir(e.etc), "canary")
+		if err := os.WriteFile(canary, []byte("TZif"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		trace := filepath.Join(t.TempDir(), "strace")
+		extra := []string{"GODEBUG=inittrace=1,gctrace=1", "GOTRACEBACK=crash", "TZ=" + canary, "ZONEINFO=" + canary}
+		// Root's strace -u runs the command as the user and, being
+		// privileged, keeps setuid effective, so it sees the helper's
+		// privileged opens.
+		cmd := exec.Command("strace", "-f", "-qq", "-o", trace, "-e", "trace=open,openat,openat2,creat,execve",
+			"-u", e.user.Name, e.bin, e.ok, "--", e.probe)
+		cmd.Env = append(e.user.Command(e.home, "x").Env, extra...)
+		cmd.Dir = e.home
+		r := testutil.RunCommand(t, cmd)
+		if r.Code != 0 {
+			t.Fatalf("%s", r)
+		}
+		p := parseProbe(t, r.Stdout)
+		for _, kv := range extra {
+			if !contains(p.Env, kv) {
+				t.Errorf("%s did not reach the command unchanged: %q", kv, p.Env)
+			}
+		}
+		if p.Netns != fmt.Sprintf("net:[%d]", e.okIno) {
+			t.Errorf("netns = %s", p.Netns)
+		}
+		data, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := string(data)
+		if !strings.Contains(tr, `"netns-enter", O_RDONLY`) || !strings.Contains(tr, `"`+e.ok+`", {flags=O_RDONLY`) {
+			t.Fatalf("strace did not see the privileged opens of the whitelist and the namespace:\n%s", tr)
+		}
+		if strings.Contains(tr, canary) {
+			t.Errorf("the canary %s was opened:\n%s", canary, tr)
+		}
+	})
+}
+
+func TestSetuidHostile(t *testing.T) {
+	e := setup(t)
+	const usage = "usage: netns-enter [--netns=]NAME -- CMD [ARGS...]"
+	const nameRule = ": use 1 to 15 characters of a-z, 0-9, '-' or '_', starting with a letter or digit"
+	wl := e.whitelist
+	pfx := e.prefix
+	count := 0
+
+	// check runs args (with MARK replaced by a marker path) and asserts
+	// exactly one line "netns-enter: want" on stderr, the code, and that
+	// the command did not run.
+	check := func(t *testing.T, code int, want string, r func(args ...string) testutil.Result, args ...string) {
+		t.Helper()
+		count++
+		mark, notRan := e.marker(t)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], "MARK", mark)
+		}
+		res := r(args...)
+		if res.Stderr != "netns-enter: "+want+"\n" || res.Code != code || res.Stdout != "" {
+			t.Errorf("netns-enter %q:\n%s\nwant exit %d, stderr %q", args, res, code, "netns-enter: "+want)
+		}
+		notRan()
+	}
+	asUser := func(args ...string) testutil.Result { return e.run(nil, nil, args...) }
+	touch := []string{"--", "touch", "MARK"}
+	with := func(name string) []string { return append([]string{name}, touch...) }
+
+	names := []struct {
+		name, in string
+	}{
+		{"dotdot", ".."},
+		{"proc path", "../../proc/1/ns/net"},
+		{"slash", "a/b"},
+		{"empty", ""},
+		{"300 chars", strings.Repeat("a", 300)},
+		{"trailing cr", e.ok + "\r"},
+		{"upper case", strings.ToUpper(e.ok)},
+		{"unicode", "agénts"},
+	}
+	for _, n := range names {
+		t.Run("name "+n.name, func(t *testing.T) {
+			shown := n.in
+			if len(shown) > 64 {
+				shown = shown[:64] + "..."
+			}
+			check(t, 2, fmt.Sprintf("invalid namespace name %q%s", shown, nameRule), asUser, with(n.in)...)
+		})
+	}
+	t.Run("missing --", func(t *testing.T) {
+		check(t, 2, "missing -- after NAME: "+usage, asUser, e.ok, "touch", "MARK")
+	})
+	t.Run("--help -- x", func(t *testing.T) {
+		check(t, 2, `unknown option "--help": `+usage, asUser, "--help", "--", "touch", "MARK")
+	})
+	t.Run("no command", func(t *testing.T) {
+		check(t, 2, "missing CMD after --: "+usage, asUser, e.ok, "--")
+	})
+	t.Run("not whitelisted", func(t *testing.T) {
+		n := pfx + "-nowl"
+		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
+	})
+	t.Run("prefix of a whitelisted name", func(t *testing.T) {
+		n := e.ok[:len(e.ok)-1]
+		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
+	})
+	t.Run("not a member of the group", func(t *testing.T) {
+		check(t, 1, "not a member of group users", asUser, with(e.grp)...)
+	})
+	t.Run("not active", func(t *testing.T) {
+		check(t, 1, fmt.Sprintf("namespace %[1]s-none is not active: systemctl start netns@%[1]s-none", pfx), asUser, with(pfx+"-none")...)
+	})
+
+	// Whitelist attacks: each mutates the file or its directory, then
+	// restores the default.
+	wlCases := []struct {
+		name  string
+		setup func(t *testing.T)
+		want  string
+	}{
+		{"whitelist world-writable", func(t *testing.T) { chmod(t, wl, 0o646) },
+			fmt.Sprintf("whitelist %[1]s is writable by others: chmod o-w %[1]s", wl)},
+		{"whitelist group-writable", func(t *testing.T) { chown(t, wl, 0, int(e.usersGid)); chmod(t, wl, 0o664) },
+			fmt.Sprintf("whitelist %[1]s is writable by group %[2]d: chmod g-w %[1]s", wl, e.usersGid)},
+		{"whitelist owned by the user", func(t *testing.T) { e.user.Chown(t, wl) },
+			fmt.Sprintf("whitelist %[1]s is owned by uid %[2]d, not root: chown root:root %[1]s", wl, e.user.Uid)},
+		{"whitelist a symlink", func(t *testing.T) {
+			other := filepath.Join(filepath.Dir(e.etc), "real")
+			if err := os.WriteFile(other, []byte(e.defaultWhitelist()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(wl)
+			if err := os.Symlink(other, wl); err != nil {
+				t.Fatal(err)
+			}
+		}, fmt.Sprintf("whitelist %s is a symlink: replace it with a regular file", wl)},
+		{"whitelist a fifo", func(t *testing.T) {
+			os.Remove(wl)
+			if err := unix.Mkfifo(wl, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, fmt.Sprintf("whitelist %s is not a regular file", wl)},
+		{"whitelist huge", func(t *testing.T) {
+			e.writeWhitelist(e.defaultWhitelist() + "#" + strings.Repeat("x", maxWhitelistSize) + "\n")
+		}, fmt.Sprintf("whitelist %s is larger than %d bytes", wl, maxWhitelistSize)},
+		{"whitelist missing", func(t *testing.T) { os.Remove(wl) },
+			fmt.Sprintf("whitelist %s does not exist: run make install-network", wl)},
+		{"whitelist bad line", func(t *testing.T) { e.writeWhitelist(e.ok + "\n" + e.ok + " extra fields here\n") },
+			fmt.Sprintf("whitelist %s:2: want NAME or NAME @GROUP, got 4 fields", wl)},
+		{"whitelist unknown group", func(t *testing.T) { e.writeWhitelist(e.ok + " @" + pfx + "nogroup\n") },
+			fmt.Sprintf("whitelist %s:1: group %snogroup not found in /etc/group", wl, pfx)},
+		{"whitelist in a world-writable directory", func(t *testing.T) { chmod(t, e.etc, 0o777) },
+			fmt.Sprintf("whitelist %[1]s: directory %[2]s is writable by group 0: chmod g-w %[2]s", wl, e.etc)},
+		{"whitelist in a sticky tmp-like directory", func(t *testing.T) { chmod(t, e.etc, 0o1757) },
+			fmt.Sprintf("whitelist %[1]s: directory %[2]s is writable by others: chmod o-w %[2]s", wl, e.etc)},
+		{"whitelist in a user-owned directory", func(t *testing.T) { e.user.Chown(t, e.etc) },
+			fmt.Sprintf("whitelist %[1]s: directory %[2]s is owned by uid %[3]d, not root: chown root:root %[2]s", wl, e.etc, e.user.Uid)},
+		{"whitelist below a user-owned directory", func(t *testing.T) { e.user.Chown(t, filepath.Dir(e.etc)) },
+			fmt.Sprintf("whitelist %[1]s: directory %[2]s is owned by uid %[3]d, not root: chown root:root %[2]s", wl, filepath.Dir(e.etc), e.user.Uid)},
+	}
+	for _, c := range wlCases {
+		t.Run(c.name, func(t *testing.T) {
+			c.setup(t)
+			defer func() {
+				chown(t, e.etc, 0, 0)
+				chown(t, filepath.Dir(e.etc), 0, 0)
+				chmod(t, e.etc, 0o755)
+				e.writeWhitelist(e.defaultWhitelist())
+			}()
+			check(t, 1, c.want, asUser, with(e.ok)...)
+		})
+	}
+
+	// Target attacks under /run/netns.
+	t.Run("target a plain file", func(t *testing.T) {
+		n := pfx + "-file"
+		p := "/run/netns/" + n
+		if err := os.WriteFile(p, nil, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		check(t, 1, fmt.Sprintf("%s is not a namespace: systemctl restart netns@%s", p, n), asUser, with(n)...)
+	})
+	t.Run("target a symlink to a namespace", func(t *testing.T) {
+		n := pfx + "-lnk"
+		p := "/run/netns/" + n
+		if err := os.Symlink("/run/netns/"+e.ok, p); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		check(t, 1, p+" is a symlink, not a namespace", asUser, with(n)...)
+	})
+	t.Run("target a bind of a mount namespace", func(t *testing.T) {
+		n := pfx + "-mnt"
+		pid := spawn(t, "unshare", "--mount", "--propagation", "private", "sleep", "600")
+		waitNs(t, pid, "mnt")
+		bindNs(t, fmt.Sprintf("/proc/%d/ns/mnt", pid), n)
+		check(t, 1, fmt.Sprintf("/run/netns/%s is not a network namespace", n), asUser, with(n)...)
+	})
+	t.Run("target a bind of a uts namespace", func(t *testing.T) {
+		n := pfx + "-uts"
+		bindNs(t, "/proc/self/ns/uts", n)
+		check(t, 1, fmt.Sprintf("/run/netns/%s is not a network namespace", n), asUser, with(n)...)
+	})
+	t.Run("target a bind of the host netns", func(t *testing.T) {
+		n := pfx + "-host"
+		if inode(t, "/proc/self/ns/net") != inode(t, "/proc/2/ns/net") {
+			t.Skip("the test does not run in the host's network namespace")
+		}
+		bindNs(t, "/proc/self/ns/net", n)
+		check(t, 1, fmt.Sprintf("/run/netns/%s is the host's network namespace", n), asUser, with(n)...)
+	})
+	t.Run("target a netns owned by a user namespace", func(t *testing.T) {
+		n := pfx + "-usr"
+		pid := spawn(t, "unshare", "-Urn", "sleep", "600")
+		waitNs(t, pid, "net")
+		bindNs(t, fmt.Sprintf("/proc/%d/ns/net", pid), n)
+		check(t, 1, fmt.Sprintf("/run/netns/%s is owned by a user namespace other than the host's", n), asUser, with(n)...)
+	})
+
+	// Who is calling.
+	t.Run("argv0 of every other applet", func(t *testing.T) {
+		for _, name := range []string{"claude", "claude-update", "netns-setup", "claude-sandbox", "/usr/local/bin/claude", ""} {
+			run := func(args ...string) testutil.Result {
+				cmd := e.user.Command(e.home, e.bin, args...)
+				cmd.Args[0] = name
+				cmd.SysProcAttr.Credential.Groups = []uint32{}
+				return testutil.RunCommand(t, cmd)
+			}
+			check(t, 2, `unknown option "--shell": `+usage, run, "--shell", "-c", "touch MARK")
+			check(t, 2, `unknown option "--list": `+usage, run, "--list")
+		}
+	})
+	t.Run("real uid 0", func(t *testing.T) {
+		root := func(args ...string) testutil.Result {
+			cmd := exec.Command(e.bin, args...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, "run by root: root needs no helper, use ip netns exec "+e.ok, root, with(e.ok)...)
+	})
+	t.Run("not setuid", func(t *testing.T) {
+		plain := filepath.Join(filepath.Dir(e.bin), "plain", "netns-enter")
+		copyFile(t, e.bin, plain, 0o755)
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, plain, args...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
+	})
+	t.Run("stdin and stdout closed", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "/bin/sh", append([]string{"-c", `exec "$0" "$@" <&- >&-`, e.bin}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		n := pfx + "-nowl"
+		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
+	})
+	t.Run("all std fds closed", func(t *testing.T) {
+		count++
+		mark, notRan := e.marker(t)
+		before, _ := os.ReadFile(wl)
+		cmd := e.user.Command(e.home, "/bin/sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`, e.bin, pfx+"-nowl", "--", "touch", mark)
+		r := testutil.RunCommand(t, cmd)
+		if r.Code != 1 || r.Stdout != "" || r.Stderr != "" {
+			t.Errorf("%s, want exit 1 and nothing written", r)
+		}
+		if after, _ := os.ReadFile(wl); string(after) != string(before) {
+			t.Errorf("whitelist changed with std fds closed: %q", after)
+		}
+		notRan()
+	})
+	t.Run("GODEBUG GOTRACEBACK TZ set", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			return e.run(nil, []string{"GODEBUG=madvdontneed=1", "GOTRACEBACK=crash", "TZ=/root/canary"}, args...)
+		}
+		n := pfx + "-nowl"
+		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
+	})
+	t.Run("strace by the user", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "strace", append([]string{"-f", "-o", "/dev/null", e.bin}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
+	})
+	t.Run("no_new_privs via setpriv", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "setpriv", append([]string{"--no-new-privs", e.bin}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
+	})
+	t.Run("inside bwrap", func(t *testing.T) {
+		bwrap := testutil.RequireCommand(t, "bwrap")
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, bwrap, append([]string{"--dev-bind", "/", "/", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--die-with-parent", e.bin}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
+	})
+	t.Run("child user namespace that maps root", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			// A user namespace made by root that maps uid 0 (as a
+			// privileged container would): setuid works there, but the
+			// capabilities are the child namespace's.
+			cmd := exec.Command("setpriv", append([]string{"--reuid", strconv.Itoa(int(e.user.Uid)), "--regid", strconv.Itoa(int(e.user.Gid)), "--clear-groups", e.bin}, args...)...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{
+				Cloneflags:                 syscall.CLONE_NEWUSER,
+				UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}},
+				GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 65536}},
+				GidMappingsEnableSetgroups: true,
+			}
+			cmd.Env = []string{"PATH=/usr/bin:/bin"}
+			cmd.Dir = e.home
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errUserns.Error(), run, with(e.ok)...)
+	})
+	if count < 25 {
+		t.Errorf("only %d hostile inputs ran, want at least 25", count)
+	}
+	t.Logf("%d hostile inputs", count)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func chmod(t *testing.T, p string, mode uint32) {
+	t.Helper()
+	if err := unix.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func chown(t *testing.T, p string, uid, gid int) {
+	t.Helper()
+	if err := os.Lchown(p, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func inode(t *testing.T, p string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Ino
+}
+
+// addNetns makes /run/netns/name with ip netns add, deleted at the end.
+func addNetns(t *testing.T, name string) {
+	t.Helper()
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+	})
+}
+
+// bindNs bind-mounts src at /run/netns/name, removed at the end.
+func bindNs(t *testing.T, src, name string) {
+	t.Helper()
+	if _, err := os.Stat("/run/netns"); err != nil {
+		t.Fatal(err)
+	}
+	p := "/run/netns/" + name
+	if err := os.WriteFile(p, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		exec.Command("umount", p).Run()
+		os.Remove(p)
+	})
+	if out, err := exec.Command("mount", "--bind", src, p).CombinedOutput(); err != nil {
+		t.Fatalf("mount --bind %s %s: %v: %s", src, p, err, out)
+	}
+}
+
+// spawn starts a long-running root process, killed at the end.
+func spawn(t *testing.T, name string, args ...string) int {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+// waitNs waits until process pid is in a namespace of kind other than ours
+// (unshare has done its work).
+func waitNs(t *testing.T, pid int, kind string) {
+	t.Helper()
+	self, _ := os.Readlink("/proc/self/ns/" + kind)
+	for i := 0; i < 500; i++ {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, kind)); err == nil && l != self {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d did not enter a new %s namespace", pid, kind)
+}
+
+// lookupGroupFile returns a group's gid from /etc/group.
+func lookupGroupFile(name string) (uint32, error) {
+	data, err := os.ReadFile("/etc/group")
+	if err != nil {
+		return 0, err
+	}
+	return lookupGroup(data, name)
+}
+
+// buildProbe builds testdata/probe where the test user can run it.
+func buildProbe(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(testutil.PublicDir(t), "probe")
+	cmd := exec.Command("go", "build", "-o", out, "./testdata/probe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build probe: %v: %s", err, b)
+	}
+	return out
+}
+
+// closeOnExecAbove2 marks every descriptor above 2 that the test process
+// inherited close-on-exec, so none reaches the commands it starts (Go's
+// exec passes inherited descriptors on) and the fd checks see only theirs.
+func closeOnExecAbove2(t *testing.T) {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ent := range ents {
+		if fd, err := strconv.Atoi(ent.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

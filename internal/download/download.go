@@ -176,6 +176,7 @@ type Body struct {
 	size     int64 // total size, -1 if unknown
 	validate string
 	resumes  int
+	cut      error // why the current response ended early
 }
 
 // Size is the length of the whole body, or -1 if the server did not say.
@@ -187,26 +188,32 @@ func (b *Body) Read(p []byte) (int, error) {
 		if b.resp == nil {
 			return 0, io.ErrClosedPipe
 		}
-		b.timer.Reset(b.c.idle)
-		n, err := b.resp.Body.Read(p)
-		b.off += int64(n)
-		if err == io.EOF && (b.size < 0 || b.off >= b.size) {
-			return n, io.EOF
-		}
-		if err == nil || n > 0 {
-			return n, nil
+		if b.cut == nil {
+			b.timer.Reset(b.c.idle)
+			n, err := b.resp.Body.Read(p)
+			b.off += int64(n)
+			if err == io.EOF && (b.size < 0 || b.off >= b.size) {
+				return n, io.EOF
+			}
+			if err == nil {
+				return n, nil
+			}
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			b.cut = err
+			if n > 0 {
+				return n, nil
+			}
 		}
 		if b.ctx.Err() != nil {
 			return 0, b.ctx.Err()
 		}
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
 		if b.resumes >= b.c.retries {
-			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", b.url, b.off, sizeString(b.size), err, b.resumes)
+			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", b.url, b.off, sizeString(b.size), b.cut, b.resumes)
 		}
 		b.resumes++
-		b.c.logf("GET %s: cut after %d bytes (%v); resuming", b.url, b.off, err)
+		b.c.logf("GET %s: cut after %d bytes (%v); resuming", b.url, b.off, b.cut)
 		b.closeResp()
 		if err := b.c.sleep(b.ctx, b.resumes); err != nil {
 			return 0, err
@@ -214,6 +221,7 @@ func (b *Body) Read(p []byte) (int, error) {
 		if err := b.connect(b.off); err != nil {
 			return 0, err
 		}
+		b.cut = nil
 	}
 }
 

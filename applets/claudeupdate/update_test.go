@@ -1,0 +1,678 @@
+package claudeupdate
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
+	"github.com/claude-sandbox/claude-sandbox/internal/release"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+func TestLatest(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.100")
+	f.channel("latest", "2.1.100\n")
+	out := f.mustRun()
+	if want := "downloading " + f.binURL("2.1.100") + " (0.3 MB)\n"; !strings.HasPrefix(out, want) {
+		t.Errorf("output %q does not start with %q", out, want)
+	}
+	if !strings.HasSuffix(out, "installed 2.1.100 in "+f.dir+"\n") {
+		t.Errorf("output = %q", out)
+	}
+	if got := f.current(); got != "claude.2.1.100" {
+		t.Errorf("claude -> %s, want claude.2.1.100", got)
+	}
+	data, _ := os.ReadFile(filepath.Join(f.dir, "claude"))
+	if string(data) != string(fakeAgent("2.1.100", agentSize)) {
+		t.Errorf("installed binary differs from the published one")
+	}
+	fi, _ := os.Stat(filepath.Join(f.dir, "claude.2.1.100"))
+	if fi.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", fi.Mode())
+	}
+	if f.previous() != "" {
+		t.Errorf("claude.previous exists after the first install")
+	}
+}
+
+func TestStableAndPinned(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.90")
+	f.release("2.1.95")
+	f.release("2.1.100")
+	f.channel("latest", "2.1.100")
+	f.channel("stable", "2.1.90\n")
+	f.mustRun("stable")
+	if got := f.current(); got != "claude.2.1.90" {
+		t.Fatalf("after stable: claude -> %s", got)
+	}
+	out := f.mustRun("2.1.95")
+	if !strings.HasSuffix(out, "installed 2.1.95 (previous: 2.1.90)\n") {
+		t.Errorf("output = %q", out)
+	}
+	if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.90" {
+		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	if f.sawRequest("/claude-code-releases/latest") {
+		t.Errorf("a pinned version read the latest channel")
+	}
+}
+
+func TestAlreadyInstalled(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.100")
+	f.channel("latest", "2.1.100")
+	f.mustRun()
+	before := f.snapshot()
+	out := f.mustRun()
+	if out != "2.1.100 is already installed and current\n" {
+		t.Errorf("output = %q", out)
+	}
+	if n := f.hits("/claude-code-releases/2.1.100/linux-x64/claude"); n != 1 {
+		t.Errorf("binary downloaded %d times, want 1", n)
+	}
+	f.assertUnchanged(before)
+	// --force downloads again.
+	f.mustRun("--force")
+	if n := f.hits("/claude-code-releases/2.1.100/linux-x64/claude"); n != 2 {
+		t.Errorf("with --force: binary downloaded %d times, want 2", n)
+	}
+	if f.current() != "claude.2.1.100" || f.previous() != "" {
+		t.Errorf("after --force: claude -> %s, previous -> %q", f.current(), f.previous())
+	}
+}
+
+func TestCorruptInstalledCopyIsReplaced(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.90")
+	f.release("2.1.100")
+	f.mustRun("2.1.100")
+	f.mustRun("2.1.90")
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.100"), fakeAgent("2.1.100", 10), 0o755)
+	out := f.mustRun("2.1.100")
+	if !strings.HasPrefix(out, filepath.Join(f.dir, "claude.2.1.100")+" does not match the manifest; downloading it again\n") {
+		t.Errorf("output = %q", out)
+	}
+	data, _ := os.ReadFile(filepath.Join(f.dir, "claude.2.1.100"))
+	if len(data) != agentSize {
+		t.Errorf("corrupt copy kept (%d bytes)", len(data))
+	}
+}
+
+func TestUpstreamRollback(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.95")
+	f.release("2.1.100")
+	f.channel("latest", "2.1.100")
+	f.mustRun()
+	f.channel("latest", "2.1.95")
+	_, msg := f.run("--check")
+	if want := "latest is 2.1.95, older than the current 2.1.100 (upstream rolled back)"; msg != want {
+		t.Errorf("--check: %q, want %q", msg, want)
+	}
+	out := f.mustRun()
+	if !strings.HasPrefix(out, "upstream rolled back latest to 2.1.95 (current: 2.1.100); following it\n") {
+		t.Errorf("output = %q", out)
+	}
+	if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.100" {
+		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+}
+
+func TestRollback(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.95")
+	f.release("2.1.100")
+	f.mustRun("2.1.95")
+	before := f.snapshot()
+	_, msg := f.run("--rollback")
+	if want := "no previous version to roll back to (current: 2.1.95)"; msg != want {
+		t.Errorf("--rollback with one version: %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	f.mustRun("2.1.100")
+	out := f.mustRun("--rollback")
+	if out != "rolled back to 2.1.95 (was 2.1.100)\n" {
+		t.Errorf("output = %q", out)
+	}
+	if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.100" {
+		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	// Rolling back again returns to where we were.
+	f.mustRun("--rollback")
+	if f.current() != "claude.2.1.100" || f.previous() != "claude.2.1.95" {
+		t.Errorf("second rollback: claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	out = f.mustRun("--list")
+	if want := "* 2.1.100 (current)\n  2.1.95 (previous)\n"; out != want {
+		t.Errorf("--list = %q, want %q", out, want)
+	}
+	// A previous binary that no longer runs is not switched to.
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.95"), script("exit 1", 0), 0o755)
+	before = f.snapshot()
+	_, msg = f.run("--rollback")
+	if want := "smoke test of 2.1.95 failed: --version: exit status 1"; msg != want {
+		t.Errorf("rollback to a broken binary: %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+}
+
+func TestPrune(t *testing.T) {
+	f := newFixture(t)
+	for _, v := range []string{"2.1.90", "2.1.95", "2.1.100", "2.1.101"} {
+		f.release(v)
+	}
+	f.mustRun("2.1.90")
+	f.mustRun("2.1.95")
+	if diff := cmp.Diff([]string{"claude.2.1.90", "claude.2.1.95"}, f.installed()); diff != "" {
+		t.Fatalf("after two installs (-want +got):\n%s", diff)
+	}
+	f.mustRun("--keep", "3", "2.1.100")
+	if diff := cmp.Diff([]string{"claude.2.1.100", "claude.2.1.90", "claude.2.1.95"}, f.installed()); diff != "" {
+		t.Fatalf("--keep 3 (-want +got):\n%s", diff)
+	}
+	out := f.mustRun("2.1.101")
+	if !strings.HasSuffix(out, "installed 2.1.101 (previous: 2.1.100)\nremoved 2.1.95\nremoved 2.1.90\n") {
+		t.Errorf("output = %q", out)
+	}
+	if diff := cmp.Diff([]string{"claude.2.1.100", "claude.2.1.101"}, f.installed()); diff != "" {
+		t.Errorf("after the fourth (-want +got):\n%s", diff)
+	}
+	// --keep 1 still keeps the previous one.
+	f.release("2.1.102")
+	f.mustRun("--keep", "1", "2.1.102")
+	if diff := cmp.Diff([]string{"claude.2.1.101", "claude.2.1.102"}, f.installed()); diff != "" {
+		t.Errorf("--keep 1 (-want +got):\n%s", diff)
+	}
+}
+
+func TestStaleTempRemoved(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.100")
+	os.MkdirAll(f.dir, 0o755)
+	stale := filepath.Join(f.dir, bindir.TempPrefix+"123456")
+	os.WriteFile(stale, []byte("half a binary"), 0o644)
+	f.mustRun("2.1.100")
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary file still there: %v", err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.100")
+	f.channel("latest", "2.1.100")
+	_, msg := f.run("--check")
+	if want := "latest is 2.1.100; nothing is installed in " + f.dir; msg != want {
+		t.Errorf("--check on empty dir: %q, want %q", msg, want)
+	}
+	f.mustRun()
+	out := f.mustRun("--check")
+	if out != "2.1.100 is current (latest)\n" {
+		t.Errorf("--check = %q", out)
+	}
+	f.channel("latest", "2.1.101")
+	before := f.snapshot()
+	_, msg = f.run("--check")
+	if want := "latest is 2.1.101, newer than the current 2.1.100"; msg != want {
+		t.Errorf("--check: %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+}
+
+func TestUnsignedOldVersion(t *testing.T) {
+	f := newFixture(t)
+	r := f.newRel("2.1.50")
+	r.signer = nil
+	f.publish(r)
+	before := f.snapshot()
+	_, msg := f.run("2.1.50")
+	if want := "2.1.50 predates signed manifests (2.1.89): rerun with --allow-unsigned to install it on its sha256 alone"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	out := f.mustRun("--allow-unsigned", "2.1.50")
+	if !strings.HasPrefix(out, "2.1.50 predates signed manifests; checking its sha256 only (--allow-unsigned)\n") {
+		t.Errorf("output = %q", out)
+	}
+	// --allow-unsigned does not excuse a missing signature where one is due.
+	r = f.newRel("2.1.100")
+	r.signer = nil
+	f.publish(r)
+	_, msg = f.run("--allow-unsigned", "2.1.100")
+	if want := "manifest.json of 2.1.100 is not signed (GET " + f.base + "/2.1.100/manifest.json.sig: HTTP 404 Not Found); versions from 2.1.89 on must be"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+}
+
+// TestFailures installs 2.1.90 then 2.1.95, then tries 2.1.100 published
+// wrongly; every failure must leave the bin dir as it was.
+func TestFailures(t *testing.T) {
+	type tc struct {
+		name  string
+		setup func(f *fixture)
+		args  []string
+		want  func(f *fixture) string
+	}
+	cutHalf := func(data []byte, honourRange bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if honourRange && r.Header.Get("Range") != "" {
+				serveBytes(w, r, data)
+				return
+			}
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+			w.WriteHeader(http.StatusOK)
+			w.Write(data[:len(data)/2])
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	}
+	tests := []tc{
+		{
+			name:  "signature missing",
+			setup: func(f *fixture) { r := f.newRel("2.1.100"); r.signer = nil; f.publish(r) },
+			want: func(f *fixture) string {
+				return "manifest.json of 2.1.100 is not signed (GET " + f.base + "/2.1.100/manifest.json.sig: HTTP 404 Not Found); versions from 2.1.89 on must be"
+			},
+		},
+		{
+			name:  "signature invalid",
+			setup: func(f *fixture) { r := f.newRel("2.1.100"); r.tamper = true; f.publish(r) },
+			want: func(f *fixture) string {
+				return "manifest.json of 2.1.100: signature invalid: openpgp: invalid signature: EdDSA verification failure"
+			},
+		},
+		{
+			name:  "signed by another key",
+			setup: func(f *fixture) { r := f.newRel("2.1.100"); r.signer = f.other; f.publish(r) },
+			want: func(f *fixture) string {
+				return "manifest.json of 2.1.100: signature invalid: openpgp: signature made by unknown entity"
+			},
+		},
+		{
+			name: "key fingerprint mismatch",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.signer = f.other
+				f.publish(r)
+				f.set("/keys/claude-code.asc", f.otherKF)
+			},
+			want: func(f *fixture) string {
+				return f.srv.URL + "/keys/claude-code.asc: signing key fingerprint mismatch: got " + f.otherFP + ", want " + f.fp
+			},
+		},
+		{
+			name: "signature of another version's manifest",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.manifest = f.manifestJSON(f.newRel("2.1.95"))
+				f.publish(r)
+			},
+			want: func(f *fixture) string { return `manifest.json of 2.1.100 is for version "2.1.95"` },
+		},
+		{
+			name: "checksum wrong",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.bin = fakeAgent("2.1.666", agentSize)
+				f.publish(r)
+			},
+			want: func(f *fixture) string {
+				return "claude 2.1.100 (linux-x64): sha256 mismatch: got " + sha(fakeAgent("2.1.666", agentSize)) + ", manifest says " + sha(fakeAgent("2.1.100", agentSize))
+			},
+		},
+		{
+			name:  "size larger in manifest",
+			setup: func(f *fixture) { r := f.newRel("2.1.100"); r.sizeDelta = 10; f.publish(r) },
+			want: func(f *fixture) string {
+				return "claude 2.1.100 (linux-x64): size mismatch: got 262144 bytes, manifest says 262154"
+			},
+		},
+		{
+			name:  "size smaller in manifest",
+			setup: func(f *fixture) { r := f.newRel("2.1.100"); r.sizeDelta = -10; f.publish(r) },
+			want: func(f *fixture) string {
+				return "claude 2.1.100 (linux-x64): size mismatch: got more than 262134 bytes, manifest says 262134"
+			},
+		},
+		{
+			name: "truncated body",
+			setup: func(f *fixture) {
+				f.release("2.1.100")
+				f.handle("/claude-code-releases/2.1.100/linux-x64/claude", cutHalf(fakeAgent("2.1.100", agentSize), false))
+			},
+			want: func(f *fixture) string {
+				return "GET " + f.binURL("2.1.100") + ": body cut after 131072 of 262144 bytes: unexpected EOF (gave up after 2 resumes)"
+			},
+		},
+		{
+			name:  "HTML channel file",
+			setup: func(f *fixture) { f.channel("latest", "<!DOCTYPE html><html><head><title>Hotel Wi-Fi login</title></head></html>") },
+			want: func(f *fixture) string {
+				return f.base + `/latest: not a version: "<!DOCTYPE html><html><head><title>Hotel "... (a captive portal or proxy page?)`
+			},
+		},
+		{
+			name: "platform missing",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				delete(r.builds, "linux-x64")
+				f.publish(r)
+			},
+			want: func(f *fixture) string { return "2.1.100 has no build for linux-x64; 2.1.100 ships: darwin-arm64, linux-arm64" },
+		},
+		{
+			name: "smoke test prints another version",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.bin = fakeAgent("2.1.99", agentSize)
+				r.builds["linux-x64"] = r.bin
+				f.publish(r)
+			},
+			want: func(f *fixture) string {
+				return `smoke test of 2.1.100 failed: --version printed "2.1.99 (Claude Code)", want "2.1.100 (Claude Code)"`
+			},
+		},
+		{
+			name: "smoke test crashes",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.bin = script("echo 'Illegal instruction' >&2; kill -ILL $$", agentSize)
+				r.builds["linux-x64"] = r.bin
+				f.publish(r)
+			},
+			want: func(f *fixture) string {
+				return "smoke test of 2.1.100 failed: --version: signal: illegal instruction: Illegal instruction"
+			},
+		},
+		{
+			name: "HTTP error",
+			setup: func(f *fixture) {
+				f.release("2.1.100")
+				f.handle("/claude-code-releases/2.1.100/manifest.json", func(w http.ResponseWriter, r *http.Request) {
+					http.Error(w, "no", http.StatusForbidden)
+				})
+			},
+			want: func(f *fixture) string { return "GET " + f.base + "/2.1.100/manifest.json: HTTP 403 Forbidden" },
+		},
+		{
+			name: "server error persists",
+			setup: func(f *fixture) {
+				f.handle("/claude-code-releases/latest", func(w http.ResponseWriter, r *http.Request) {
+					http.Error(w, "down", http.StatusServiceUnavailable)
+				})
+			},
+			want: func(f *fixture) string {
+				return "GET " + f.base + "/latest: HTTP 503 Service Unavailable (after 3 attempts)"
+			},
+		},
+		{
+			name: "network unreachable",
+			setup: func(f *fixture) {
+				f.baseOverr = "https://127.0.0.1:1/claude-code-releases"
+			},
+			want: func(f *fixture) string {
+				return "GET https://127.0.0.1:1/claude-code-releases/latest: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"
+			},
+		},
+		{
+			name: "lock held",
+			setup: func(f *fixture) {
+				f.release("2.1.100")
+				lf, err := os.OpenFile(filepath.Join(f.dir, bindir.LockName), os.O_RDWR|os.O_CREATE, 0o644)
+				if err != nil {
+					f.t.Fatal(err)
+				}
+				f.t.Cleanup(func() { lf.Close() })
+				if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+					f.t.Fatal(err)
+				}
+			},
+			want: func(f *fixture) string {
+				return "another claude-update is running (lock " + filepath.Join(f.dir, bindir.LockName) + " held)"
+			},
+		},
+		{
+			name: "registry tarball integrity wrong",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				tb := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
+				f.npmPublish(map[string]string{"latest": "2.1.100"}, npmVersion{version: "2.1.100", tarball: tb, integrity: sri([]byte("other"))})
+			},
+			want: func(f *fixture) string {
+				tb := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: integrity mismatch: tarball is " + sri(tb) + ", packument says " + sri([]byte("other"))
+			},
+		},
+		{
+			name: "registry lacks the platform package",
+			args: []string{"--source", "npm", "--registry", "REGISTRY"},
+			setup: func(f *fixture) {
+				f.npmPublish(map[string]string{"latest": "2.1.100"}, npmVersion{version: "2.1.100", tarball: f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))})
+				f.platform = "linux-x64-musl"
+			},
+			want: func(f *fixture) string {
+				return "registry " + f.registry + " (from --registry) has no package @anthropic-ai/claude-code-linux-x64-musl: GET " + f.registry + "@anthropic-ai%2fclaude-code-linux-x64-musl: HTTP 404 Not Found"
+			},
+		},
+		{
+			name: "registry tarball without the binary",
+			args: []string{"--source", "npm", "--registry", "REGISTRY"},
+			setup: func(f *fixture) {
+				tb := tgz(f.t, map[string][]byte{"package/package.json": []byte("{}")})
+				f.npmPublish(map[string]string{"latest": "2.1.100"}, npmVersion{version: "2.1.100", tarball: tb})
+			},
+			want: func(f *fixture) string { return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: no package/claude" },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.release("2.1.90")
+			f.release("2.1.95")
+			f.mustRun("2.1.90")
+			f.mustRun("2.1.95")
+			f.channel("latest", "2.1.100")
+			tt.setup(f)
+			before := f.snapshot()
+			args := tt.args
+			for i, a := range args {
+				if a == "REGISTRY" {
+					args[i] = f.registry
+				}
+			}
+			out, msg := f.run(args...)
+			if want := tt.want(f); msg != want {
+				t.Errorf("error line:\n got %q\nwant %q\noutput: %s", msg, want, out)
+			}
+			f.assertUnchanged(before)
+			if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.90" {
+				t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+			}
+			data, _ := os.ReadFile(filepath.Join(f.dir, "claude"))
+			if string(data) != string(fakeAgent("2.1.95", agentSize)) {
+				t.Errorf("current binary changed")
+			}
+		})
+	}
+}
+
+func sha(b []byte) string {
+	return hashHex(b)
+}
+
+func TestResume(t *testing.T) {
+	for _, honourRange := range []bool{true, false} {
+		name := "range"
+		if !honourRange {
+			name = "restart"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.release("2.1.100")
+			data := fakeAgent("2.1.100", agentSize)
+			var once sync.Once
+			f.handle("/claude-code-releases/2.1.100/linux-x64/claude", func(w http.ResponseWriter, r *http.Request) {
+				first := false
+				once.Do(func() { first = true })
+				if !first {
+					if !honourRange {
+						r.Header.Del("Range")
+					}
+					serveBytes(w, r, data)
+					return
+				}
+				w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+				w.Header().Set("ETag", `"`+sha(data)[:16]+`"`)
+				w.WriteHeader(http.StatusOK)
+				w.Write(data[:100000])
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			})
+			f.mustRun("2.1.100")
+			if f.current() != "claude.2.1.100" {
+				t.Fatalf("claude -> %s", f.current())
+			}
+			got, _ := os.ReadFile(filepath.Join(f.dir, "claude.2.1.100"))
+			if string(got) != string(data) {
+				t.Fatalf("resumed binary differs")
+			}
+			if saw := f.sawRequest("/claude-code-releases/2.1.100/linux-x64/claude bytes=100000-"); !saw {
+				t.Errorf("no Range request from byte 100000: %q", f.requests)
+			}
+		})
+	}
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.100")
+	data := fakeAgent("2.1.100", agentSize)
+	reached, proceed := make(chan struct{}), make(chan struct{})
+	f.handle("/claude-code-releases/2.1.100/linux-x64/claude", func(w http.ResponseWriter, r *http.Request) {
+		close(reached)
+		<-proceed
+		serveBytes(w, r, data)
+	})
+	errc := make(chan string)
+	go func() {
+		_, msg := f.run("2.1.100")
+		errc <- msg
+	}()
+	<-reached
+	before := f.snapshot()
+	_, msg := f.run("2.1.100")
+	if want := "another claude-update is running (lock " + filepath.Join(f.dir, bindir.LockName) + " held)"; msg != want {
+		t.Errorf("second run: %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	close(proceed)
+	if msg := <-errc; msg != "" {
+		t.Fatalf("first run: %s", msg)
+	}
+	if f.current() != "claude.2.1.100" {
+		t.Errorf("claude -> %s", f.current())
+	}
+}
+
+func TestMusl(t *testing.T) {
+	f := newFixture(t)
+	sh := testutil.ELF(t, "/lib/ld-musl-x86_64.so.1")
+	p, err := release.Platform("amd64", sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.platform = p
+	r := f.newRel("2.1.100")
+	r.builds["linux-x64"] = []byte("glibc build")
+	f.publish(r)
+	f.mustRun("2.1.100")
+	if !f.sawRequest("/claude-code-releases/2.1.100/linux-x64-musl/claude") {
+		t.Errorf("musl build not fetched: %q", f.requests)
+	}
+	if f.sawRequest("/claude-code-releases/2.1.100/linux-x64/claude") {
+		t.Errorf("glibc build fetched on a musl host")
+	}
+}
+
+func TestNpm(t *testing.T) {
+	f := newFixture(t)
+	tb100 := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
+	tb101 := f.npmTarball("2.1.101", fakeAgent("2.1.101", agentSize))
+	f.npmPublish(map[string]string{"latest": "2.1.101", "stable": "2.1.100"},
+		npmVersion{version: "2.1.100", tarball: tb100}, npmVersion{version: "2.1.101", tarball: tb101})
+	// The registry comes from ~/.npmrc of the configured home.
+	os.WriteFile(filepath.Join(f.home, ".npmrc"), []byte("fund=false\nregistry="+f.registry+"\n"), 0o644)
+	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "none")
+	out := f.mustRun("--source", "npm", "stable")
+	if !strings.HasSuffix(out, "installed 2.1.100 in "+f.dir+"\n") {
+		t.Errorf("output = %q", out)
+	}
+	f.mustRun("--source", "npm")
+	if f.current() != "claude.2.1.101" || f.previous() != "claude.2.1.100" {
+		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	got, _ := os.ReadFile(filepath.Join(f.dir, "claude"))
+	if string(got) != string(fakeAgent("2.1.101", agentSize)) {
+		t.Errorf("installed binary is not package/claude")
+	}
+	// The scoped name is escaped as npm does.
+	found := false
+	for _, p := range f.rawPaths {
+		if p == "/npm/@anthropic-ai%2fclaude-code-linux-x64" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no request for the escaped packument path: %q", f.rawPaths)
+	}
+	out = f.mustRun("--source", "npm", "--check")
+	if out != "2.1.101 is current (latest)\n" {
+		t.Errorf("--check = %q", out)
+	}
+	// The environment wins over ~/.npmrc.
+	f.env["npm_config_registry"] = "https://127.0.0.1:1/"
+	_, msg := f.run("--source", "npm", "--check")
+	if want := "GET https://127.0.0.1:1/@anthropic-ai%2fclaude-code-linux-x64: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"; msg != want {
+		t.Errorf("npm_config_registry ignored: %q, want %q", msg, want)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad target", []string{"1.2"}, `"1.2" is neither a channel (latest, stable) nor a version like 2.1.197`},
+		{"unknown flag", []string{"--bogus"}, "unknown flag --bogus (see --help)"},
+		{"two modes", []string{"--list", "--rollback"}, "--list and --rollback can't be used together (see --help)"},
+		{"rollback with version", []string{"--rollback", "2.1.1"}, "--rollback takes no channel or version"},
+		{"keep zero", []string{"--keep", "0"}, "--keep must be at least 1"},
+		{"registry without npm", []string{"--registry", "https://r.example/"}, "--registry applies to --source npm"},
+		{"bad source", []string{"--source", "ftp"}, `--source must be one of "release","npm" but got "ftp" (see --help)`},
+		{"two targets", []string{"latest", "stable"}, `unexpected argument stable (see --help)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := f.runErr(tt.args...)
+			if code := cliCode(err); code != 2 || err.Error() != tt.want {
+				t.Errorf("claude-update %q = %d %v; want 2 %q", tt.args, code, err, tt.want)
+			}
+		})
+	}
+	f.env["CLAUDE_SBX_BINDIR"] = "relative/bin"
+	if _, err := f.runErr("--list"); cliCode(err) != 2 || err.Error() != "CLAUDE_SBX_BINDIR=relative/bin is not an absolute path" {
+		t.Errorf("relative bin dir: %v", err)
+	}
+}

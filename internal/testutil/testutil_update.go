@@ -1,0 +1,51 @@
+package testutil
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// ELF writes a minimal 64-bit little-endian ELF file with one
+// PT_INTERP program header naming interp ("" for none), as musl
+// detection reads it, and returns its path.
+func ELF(t testing.TB, interp string) string {
+	t.Helper()
+	const ehsize, phsize = 64, 56
+	var b []byte
+	le := binary.LittleEndian
+	hdr := make([]byte, ehsize)
+	copy(hdr, "\x7fELF")
+	hdr[4], hdr[5], hdr[6] = 2, 1, 1 // 64-bit, little-endian, version 1
+	le.PutUint16(hdr[16:], 3)        // ET_DYN
+	le.PutUint16(hdr[18:], 62)       // EM_X86_64
+	le.PutUint32(hdr[20:], 1)
+	phnum := 0
+	if interp != "" {
+		phnum = 1
+		le.PutUint64(hdr[32:], ehsize) // phoff
+	}
+	le.PutUint16(hdr[52:], ehsize)
+	le.PutUint16(hdr[54:], phsize)
+	le.PutUint16(hdr[56:], uint16(phnum))
+	le.PutUint16(hdr[58:], 64) // shentsize
+	b = append(b, hdr...)
+	if interp != "" {
+		ph := make([]byte, phsize)
+		s := append([]byte(interp), 0)
+		le.PutUint32(ph[0:], 3) // PT_INTERP
+		le.PutUint32(ph[4:], 4) // PF_R
+		le.PutUint64(ph[8:], ehsize+phsize)
+		le.PutUint64(ph[32:], uint64(len(s)))
+		le.PutUint64(ph[40:], uint64(len(s)))
+		le.PutUint64(ph[48:], 1)
+		b = append(b, ph...)
+		b = append(b, s...)
+	}
+	p := filepath.Join(t.TempDir(), "sh")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

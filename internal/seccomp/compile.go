@@ -24,6 +24,7 @@ const maxInsns = 4096
 //	ld  arch
 //	jeq AUDIT_ARCH_*        else KILL_PROCESS
 //	ld  nr
+//	jeq NR_ioctl ...        the hot syscalls with argument rules
 //	    binary search over the spans of numbers (jge only): each leaf is a
 //	    ret, or the block of a rule with argument conditions
 //	    blocks: ld arg (low half); jeq/jset ...; ret
@@ -153,6 +154,15 @@ func compile(p *plan) ([]bpf.RawInstruction, error) {
 	c.emit(ins{kind: kLd, k: offNr})
 	if len(ss) < 2 {
 		return nil, errors.New("spans do not cover the number space")
+	}
+	for _, name := range hot {
+		for _, e := range p.entries {
+			if e.Name == name && e.Rule != nil {
+				nx := c.newLabel()
+				c.emit(ins{kind: kJmp, cond: bpf.JumpEqual, k: e.Nr, jt: c.target(leaf{e.Action, e.Rule}), jf: nx})
+				c.place(nx)
+			}
+		}
 	}
 	c.node(ss)
 

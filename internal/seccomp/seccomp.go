@@ -9,6 +9,8 @@
 // action cache (Linux 5.11+) then skips the filter for it.
 package seccomp
 
+//go:generate go run mksysnum.go
+
 import (
 	"encoding/binary"
 	"fmt"

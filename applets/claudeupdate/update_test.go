@@ -355,8 +355,10 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
-			name:  "HTML channel file",
-			setup: func(f *fixture) { f.channel("latest", "<!DOCTYPE html><html><head><title>Hotel Wi-Fi login</title></head></html>") },
+			name: "HTML channel file",
+			setup: func(f *fixture) {
+				f.channel("latest", "<!DOCTYPE html><html><head><title>Hotel Wi-Fi login</title></head></html>")
+			},
 			want: func(f *fixture) string {
 				return f.base + `/latest: not a version: "<!DOCTYPE html><html><head><title>Hotel "... (a captive portal or proxy page?)`
 			},
@@ -368,7 +370,9 @@ func TestFailures(t *testing.T) {
 				delete(r.builds, "linux-x64")
 				f.publish(r)
 			},
-			want: func(f *fixture) string { return "2.1.100 has no build for linux-x64; 2.1.100 ships: darwin-arm64, linux-arm64" },
+			want: func(f *fixture) string {
+				return "2.1.100 has no build for linux-x64; 2.1.100 ships: darwin-arm64, linux-arm64"
+			},
 		},
 		{
 			name: "smoke test prints another version",
@@ -471,7 +475,9 @@ func TestFailures(t *testing.T) {
 				tb := tgz(f.t, map[string][]byte{"package/package.json": []byte("{}")})
 				f.npmPublish(map[string]string{"latest": "2.1.100"}, npmVersion{version: "2.1.100", tarball: tb})
 			},
-			want: func(f *fixture) string { return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: no package/claude" },
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: no package/claude"
+			},
 		},
 	}
 	for _, tt := range tests {

@@ -312,7 +312,9 @@ func (b *Body) try(off int64) (err error, retry bool) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return fmt.Errorf("GET %s: %v", b.url, err), true
+		// A certificate that does not verify will not verify next time.
+		var cve *tls.CertificateVerificationError
+		return fmt.Errorf("GET %s: %v", b.url, err), !errors.As(err, &cve)
 	}
 	fail := func(err error, retry bool) (error, bool) {
 		timer.Stop()

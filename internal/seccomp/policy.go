@@ -9,7 +9,8 @@ package seccomp
 //  2. on x86_64, numbers with the x32 bit (0x40000000) are KILL_PROCESS;
 //  3. the syscall number picks one rule below (binary search on the number);
 //     a number no table knows returns ENOSYS, a known syscall that no rule
-//     names returns EPERM;
+//     names returns EPERM; -1 (a tracer cancelled the syscall) is allowed,
+//     as the kernel runs nothing for it;
 //  4. only ioctl, socket, socketpair, clone and personality look at an
 //     argument, and only the low 32 bits of it (the kernel takes all of them
 //     as int or unsigned int, so the high bits cannot change its meaning).

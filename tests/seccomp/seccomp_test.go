@@ -232,7 +232,7 @@ print(subprocess.run(["echo", "py-ok"], capture_output=True, text=True).stdout.s
 		{name: "make", needs: "make", script: `d=$(mktemp -d) && printf 'all:\n\t@echo make-ok\n' > "$d/Makefile" && make -s -C "$d"`, want: "make-ok"},
 		{name: "curl", needs: "curl", script: `curl --version | head -1 | cut -d' ' -f1`, want: "curl"},
 		{name: "tar", needs: "tar", script: `d=$(mktemp -d) && cd "$d" && mkdir a && echo tar-ok > a/f && tar -czf a.tgz a && rm -r a && tar -xzf a.tgz && cat a/f`, want: "tar-ok"},
-		{name: "strace", needs: "strace", script: `strace -qq -e trace=getppid -o "$HOME/st" ` + progMount + `/getppid 3 && grep -c '^getppid()' "$HOME/st"`, want: "3"},
+		{name: "strace", needs: "strace", script: `strace -qq -e trace=getppid -o "$HOME/st" ` + progMount + `/getppid 3 >/dev/null && grep -c '^getppid()' "$HOME/st"`, want: "3"},
 		{name: "gdb", needs: "gdb", script: `gdb -nx -batch -ex run -ex 'info inferiors' --args ` + progMount + `/threads 2>&1 | grep -E 'threads: |exited normally|warning|Error'`,
 			want: "threads: 3996000\n[Inferior 1 (process N) exited normally]", notWant: []string{"Error disabling address space randomization"}},
 		{name: "threads", script: progMount + `/threads`, want: "threads: 3996000"},

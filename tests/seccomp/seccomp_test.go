@@ -331,3 +331,31 @@ func copyFile(t testing.TB, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLauncherPrints: `claude --sandbox-seccomp[=bpf]` prints the table and
+// the program the package builds, with the config file's changes applied.
+func TestLauncherPrints(t *testing.T) {
+	b := filteredBox(t, "seccomp-allow perf_event_open", "seccomp-deny ptrace")
+	lb, ok := b.(launcherBox)
+	if !ok {
+		t.Skip("the launcher cannot run yet")
+	}
+	opts := seccomp.Options{Allow: []string{"perf_event_open"}, Deny: []string{"ptrace"}}
+	f, err := seccomp.Build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := lb.s.Run(t, "--sandbox-seccomp=bpf")
+	if r.Code != 0 || r.Stdout != string(f.Bytes()) {
+		t.Errorf("claude --sandbox-seccomp=bpf: exit %d, %d bytes, want the %d bytes of seccomp.Build(%+v); stderr: %s",
+			r.Code, len(r.Stdout), len(f.Bytes()), opts, r.Stderr)
+	}
+	var want strings.Builder
+	if err := seccomp.WriteTable(&want, opts); err != nil {
+		t.Fatal(err)
+	}
+	r = lb.s.Run(t, "--sandbox-seccomp")
+	if r.Code != 0 || r.Stdout != want.String() {
+		t.Errorf("claude --sandbox-seccomp: %s\nwant the table of seccomp.WriteTable", r)
+	}
+}

@@ -182,6 +182,10 @@ func Build(h Host, s Spec) (*Launch, error) {
 		l.roBind(h, e)
 	}
 
+	// The private /tmp comes before the binds of the agent and the home,
+	// which may lie below /tmp and must not be hidden by it.
+	p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Bind, Src: s.Tmp, Dest: "/tmp"})
+
 	// The agent.
 	agent := filepath.Join(s.BinDir, "claude")
 	if _, err := h.Stat(s.BinDir); err == nil {
@@ -205,11 +209,10 @@ func Build(h Host, s Spec) (*Launch, error) {
 	)
 	l.roBind(h, "/run/systemd/resolve")
 
-	// Home, /tmp, the runtime directory.
+	// Home and the runtime directory.
 	inRuntime := InsideRuntimeDir(s.UID)
 	p.Ops = append(p.Ops,
 		bwrap.Op{Kind: bwrap.Bind, Src: s.SandboxHome, Dest: s.Home},
-		bwrap.Op{Kind: bwrap.Bind, Src: s.Tmp, Dest: "/tmp"},
 		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
 	)
 	if netnsActive {

@@ -1,0 +1,85 @@
+package claude
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+)
+
+// knobs are the build-time defaults as overridden by the environment.
+type knobs struct {
+	binDir      string // CLAUDE_SBX_BINDIR
+	sandboxHome string // CLAUDE_SBX_HOME
+	tmp         string // CLAUDE_SBX_TMP
+	netns       string // CLAUDE_SBX_NETNS
+}
+
+// DefaultTmp is the private /tmp of user uid unless CLAUDE_SBX_TMP says
+// otherwise.
+func DefaultTmp(uid int) string { return "/tmp/claude-private-" + strconv.Itoa(uid) }
+
+// readKnobs reads the knobs; a bad value is a usage error naming the
+// variable.
+func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) {
+	k := knobs{
+		binDir:      buildinfo.BinDir,
+		sandboxHome: buildinfo.HomeName,
+		tmp:         DefaultTmp(uid),
+		netns:       buildinfo.Netns,
+	}
+	for _, v := range []struct {
+		name string
+		dst  *string
+	}{
+		{"CLAUDE_SBX_BINDIR", &k.binDir},
+		{"CLAUDE_SBX_HOME", &k.sandboxHome},
+		{"CLAUDE_SBX_TMP", &k.tmp},
+		{"CLAUDE_SBX_NETNS", &k.netns},
+	} {
+		if s := getenv(v.name); s != "" {
+			*v.dst = s
+		}
+	}
+	bad := func(name, val, why string) error {
+		return cli.Usagef("%s=%q: %s", name, val, why)
+	}
+	for _, v := range []struct{ name, val string }{
+		{"CLAUDE_SBX_BINDIR", k.binDir}, {"CLAUDE_SBX_HOME", k.sandboxHome}, {"CLAUDE_SBX_TMP", k.tmp},
+	} {
+		if strings.ContainsAny(v.val, "\x00\n\r") {
+			return k, bad(v.name, v.val, "contains a control character")
+		}
+	}
+	if !filepath.IsAbs(k.binDir) {
+		return k, bad("CLAUDE_SBX_BINDIR", k.binDir, "not an absolute path")
+	}
+	k.binDir = filepath.Clean(k.binDir)
+	if !filepath.IsAbs(k.tmp) {
+		return k, bad("CLAUDE_SBX_TMP", k.tmp, "not an absolute path")
+	}
+	k.tmp = filepath.Clean(k.tmp)
+	if k.tmp == "/tmp" || k.tmp == "/" {
+		return k, bad("CLAUDE_SBX_TMP", k.tmp, "the sandbox's /tmp must be a directory of its own")
+	}
+	h := k.sandboxHome
+	if !filepath.IsAbs(h) {
+		rel := filepath.Clean(h)
+		if rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+			return k, bad("CLAUDE_SBX_HOME", h, "want an absolute path or a directory below your home")
+		}
+		h = filepath.Join(home, rel)
+	}
+	h = filepath.Clean(h)
+	if h == home || h == "/" || strings.HasPrefix(home, h+"/") {
+		return k, bad("CLAUDE_SBX_HOME", k.sandboxHome, "would expose your real home: want a directory of its own")
+	}
+	k.sandboxHome = h
+	if err := nsname.Check(k.netns); err != nil {
+		return k, cli.Usagef("CLAUDE_SBX_NETNS: %v", err)
+	}
+	return k, nil
+}

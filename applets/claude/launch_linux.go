@@ -1,0 +1,271 @@
+package claude
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
+)
+
+// configName is how messages name the config file.
+const configName = "~/.claude-sandbox-init"
+
+func launch(ctx context.Context, o options, stdio cli.Stdio) error {
+	// Fds the launcher inherited without O_CLOEXEC would pass through
+	// exec and through bwrap (which hands on every fd it does not use).
+	markInheritedCloexec()
+
+	uid := os.Getuid()
+	home, userName, err := identity(uid)
+	if err != nil {
+		return err
+	}
+	k, err := readKnobs(os.Getenv, home, uid)
+	if err != nil {
+		return err
+	}
+	// The physical working directory (getcwd(2)), not $PWD: a symlink
+	// the agent planted inside a project must not steer `pwd-under`.
+	pwd, _ := syscall.Getwd()
+
+	var directives []sandboxcfg.Directive
+	src, err := sandboxcfg.Load(filepath.Join(home, ".claude-sandbox-init"), configName, uid)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+	default:
+		directives, err = sandboxcfg.Parse(src, sandboxcfg.Options{
+			Name:         configName,
+			Vars:         sandboxcfg.Vars{Home: home, Pwd: pwd, User: userName},
+			KnownSyscall: seccomp.Known,
+		})
+		if err != nil {
+			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+	}
+
+	spec := sandbox.Spec{
+		UID: uid, User: userName, Home: home, Pwd: pwd,
+		SandboxHome: k.sandboxHome, Tmp: k.tmp, BinDir: k.binDir,
+		Netns: k.netns, NetnsEnter: filepath.Join(buildinfo.Prefix, "bin", "netns-enter"),
+		Environ: os.Environ(), Shell: o.shell, Args: o.args,
+		Config: directives, ConfigName: configName,
+	}
+	if o.mode == modeSeccompTable || o.mode == modeSeccompBPF {
+		spec.Shell = true // the policy does not depend on the agent
+	}
+	l, err := sandbox.Build(osHost{}, spec)
+	if err != nil {
+		var ce *sandboxcfg.Error
+		if errors.As(err, &ce) {
+			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
+		return err
+	}
+	if o.mode == modeSeccompTable {
+		return seccomp.WriteTable(stdio.Out, l.Seccomp)
+	}
+	// Fail closed: no filter, no sandbox.
+	filter, err := seccomp.Build(l.Seccomp)
+	if err != nil {
+		return fmt.Errorf("seccomp filter: %w: refusing to start without it", err)
+	}
+	if o.mode == modeSeccompBPF {
+		_, err := stdio.Out.Write(filter.Bytes())
+		return err
+	}
+
+	bwrapPath, err := bwrap.Find(os.Getenv("PATH"))
+	if err != nil {
+		return err
+	}
+	if o.mode == modeDryRun {
+		return l.WriteDryRun(stdio.Out, bwrapPath, filter.Len())
+	}
+	if err := bwrap.Check(bwrapPath, cacheDir(home)); err != nil {
+		return err
+	}
+	if err := ensureSandboxHome(k.sandboxHome, uid); err != nil {
+		return err
+	}
+	if err := ensurePrivateTmp(k.tmp, uid); err != nil {
+		return err
+	}
+	for _, n := range l.Notices {
+		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
+	}
+
+	args, err := bwrap.Encode(l.Plan.Args())
+	if err != nil {
+		return err
+	}
+	argsFile, err := sealedMemfd("bwrap-args", args)
+	if err != nil {
+		return err
+	}
+	defer argsFile.Close()
+	filterFile, err := sealedMemfd("seccomp", filter.Bytes())
+	if err != nil {
+		return err
+	}
+	defer filterFile.Close()
+	// ExtraFiles become fds 3 and 4 in the child, in this order.
+	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
+	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio)
+}
+
+// identity returns the user's home ($HOME, else the passwd entry) and name
+// ($USER, else the passwd entry).
+func identity(uid int) (home, name string, err error) {
+	home, name = os.Getenv("HOME"), os.Getenv("USER")
+	if filepath.IsAbs(home) && name != "" {
+		return filepath.Clean(home), name, nil
+	}
+	u, lerr := user.LookupId(strconv.Itoa(uid))
+	if !filepath.IsAbs(home) {
+		if lerr != nil || !filepath.IsAbs(u.HomeDir) {
+			return "", "", fmt.Errorf("cannot find your home directory: set HOME")
+		}
+		home = u.HomeDir
+	}
+	if name == "" && lerr == nil {
+		name = u.Username
+	}
+	return filepath.Clean(home), name, nil
+}
+
+func cacheDir(home string) string {
+	if d := os.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "claude-sandbox")
+	}
+	return filepath.Join(home, ".cache", "claude-sandbox")
+}
+
+// markInheritedCloexec sets FD_CLOEXEC on every fd above 2.
+func markInheritedCloexec() {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	// Kernels before 5.11.
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	for _, n := range names {
+		if fd, err := strconv.Atoi(n); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+// sealedMemfd returns a sealed in-memory file holding data, positioned at
+// its start, with O_CLOEXEC (exec.Cmd.ExtraFiles clears it on the copy).
+func sealedMemfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, os.NewSyscallError("fcntl F_ADD_SEALS", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// runChain runs argv and waits for it, passing on its exit status.
+//
+// Preconditions: none; it locks the calling goroutine to its OS thread
+// until the child is reaped, because the child's parent-death signal
+// (PR_SET_PDEATHSIG, SIGKILL) fires when the thread that forked it exits,
+// not the process. Killing the launcher, even with SIGKILL, thus kills the
+// head of the chain; the kernel clears the death signal across the setuid
+// exec of netns-enter, and bwrap --die-with-parent sets it again for bwrap
+// and for the sandbox.
+func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
+	cmd := &exec.Cmd{
+		Path:        argv[0],
+		Args:        argv,
+		Env:         env,
+		Stdin:       stdio.In,
+		Stdout:      stdio.Out,
+		Stderr:      stdio.Err,
+		ExtraFiles:  extra,
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	tty := saveTerminal()
+
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	done := make(chan struct{})
+	go forward(sigs, done, cmd.Process, tty)
+	err := cmd.Wait()
+	close(done)
+	tty.restore()
+
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return fmt.Errorf("wait %s: %v", argv[0], err)
+	}
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	if code != 0 {
+		return cli.Exit(code)
+	}
+	return nil
+}
+
+// forward passes signals on to the head of the chain. SIGINT and SIGQUIT
+// from the terminal already reach the whole foreground process group, the
+// sandbox included, so they are passed on only when they came from
+// elsewhere (kill).
+func forward(sigs <-chan os.Signal, done <-chan struct{}, p *os.Process, tty *terminal) {
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			if (s == syscall.SIGINT || s == syscall.SIGQUIT) && tty.foreground() {
+				continue
+			}
+			p.Signal(s)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+# claude-update: end-to-end install of the real agent from the npm registry
+# that npm is configured with (`npm config get registry`), through a caching
+# proxy in the test so that reruns reuse the tarball
+# ($(CLAUDE_SBX_AGENT_CACHE)/npm-tarballs, default
+# /var/cache/claude-sandbox-tests/npm-tarballs).
+
+.PHONY: e2e-update
+E2E += e2e-update
+
+e2e-update:
+	$(GO) test -tags e2e -count=1 -timeout 15m -run '^TestE2ENpm$$' -v ./applets/claudeupdate/

@@ -85,7 +85,7 @@ func New(o Options) (*Client, error) {
 			Transport: tr,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if req.URL.Scheme != "https" {
-					return fmt.Errorf("refusing redirect to %s: not https", req.URL.Redacted())
+					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", req.URL.Redacted())}
 				}
 				if len(via) >= 10 {
 					return errors.New("too many redirects")
@@ -112,6 +112,11 @@ func New(o Options) (*Client, error) {
 	}
 	return c, nil
 }
+
+// policyError is a refusal of ours, not a network failure.
+type policyError struct{ msg string }
+
+func (e *policyError) Error() string { return e.msg }
 
 // StatusError is an HTTP response other than success.
 type StatusError struct {
@@ -312,9 +317,11 @@ func (b *Body) try(off int64) (err error, retry bool) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		// A certificate that does not verify will not verify next time.
+		// A certificate that does not verify will not verify next time,
+		// nor will a redirect we refuse.
 		var cve *tls.CertificateVerificationError
-		return fmt.Errorf("GET %s: %v", b.url, err), !errors.As(err, &cve)
+		var pe *policyError
+		return fmt.Errorf("GET %s: %v", b.url, err), !errors.As(err, &cve) && !errors.As(err, &pe)
 	}
 	fail := func(err error, retry bool) (error, bool) {
 		timer.Stop()

@@ -1,0 +1,78 @@
+# The agent's network namespace: netns-setup, its firewall, the systemd and
+# systemd-networkd units (applets/netnssetup, internal/netcfg, internal/nft,
+# docs/readme/network.md).
+#
+# install-network    make install and install-netns-enter, then under
+#                    $(DESTDIR)$(PREFIX): bin/netns-setup (link to claude-sandbox),
+#                    lib/systemd/system/netns@.service, lib/systemd/network/
+#                    {br-netns.netdev,br-netns.network,bridging.network},
+#                    lib/sysctl.d/99-claude-sandbox-netns.conf (ip_forward),
+#                    lib/systemd/resolved.conf.d/claude-sandbox-netns.conf (a stub
+#                    listener on 10.10.0.1), and $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf
+#                    (the allow-list, unless one is there: an admin's edits are kept).
+#                    Without DESTDIR and where systemd runs: daemon-reload, networkctl
+#                    reload, resolved restart.
+# uninstall-network  removes exactly that (the allow-list only if unedited), and
+#                    uninstall-netns-enter
+# bench-network      netns-setup up of 1 and 100 namespaces vs ip netns add + ip link
+#                    doing the bare equivalent, in a throwaway host namespace
+
+NET_LIB       = $(DESTDIR)$(PREFIX)/lib
+NET_UNIT      = $(NET_LIB)/systemd/system/netns@.service
+NET_NETWORKD  = $(NET_LIB)/systemd/network
+NET_NETWORKS  = br-netns.netdev br-netns.network bridging.network
+NET_SYSCTL    = $(NET_LIB)/sysctl.d/99-claude-sandbox-netns.conf
+NET_RESOLVED  = $(NET_LIB)/systemd/resolved.conf.d/claude-sandbox-netns.conf
+NET_FIREWALL  = $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf
+# Whether to reload the running system's daemons: a real install where
+# systemd runs.
+NET_LIVE      = [ -z '$(DESTDIR)' ] && [ -d /run/systemd/system ]
+
+.PHONY: install-network uninstall-network bench-network
+
+install-network: install install-netns-enter
+	ln -sf claude-sandbox $(BIN)/netns-setup
+	install -d -m 0755 $(dir $(NET_UNIT))
+	sed 's|@PREFIX@|$(PREFIX)|g' install/systemd/netns@.service >$(NET_UNIT).tmp
+	chmod 0644 $(NET_UNIT).tmp && mv -f $(NET_UNIT).tmp $(NET_UNIT)
+	for f in $(NET_NETWORKS); do install -D -m 0644 install/network/$$f $(NET_NETWORKD)/$$f || exit 1; done
+	install -D -m 0644 install/network/99-claude-sandbox-netns.conf $(NET_SYSCTL)
+	install -D -m 0644 install/network/claude-sandbox-netns-resolved.conf $(NET_RESOLVED)
+	@if [ -e '$(NET_FIREWALL)' ] || [ -L '$(NET_FIREWALL)' ]; then \
+		echo "keeping the existing allow-list $(NET_FIREWALL)"; \
+	else \
+		install -D $(NETNS_ENTER_OWNER) -m 0644 install/network/netns-firewall.conf '$(NET_FIREWALL)' && \
+		echo "installed allow-list $(NET_FIREWALL)"; \
+	fi
+	@if [ -z '$(DESTDIR)' ] && command -v sysctl >/dev/null; then \
+		sysctl -q -p $(NET_SYSCTL) || true; fi
+	@if $(NET_LIVE); then \
+		systemctl daemon-reload; \
+		if systemctl -q is-active systemd-networkd; then networkctl reload; fi; \
+		if systemctl -q is-active systemd-resolved; then systemctl try-restart systemd-resolved; fi; \
+		echo "next: systemctl enable --now netns@$(NETNS).service"; \
+	fi
+
+uninstall-network: uninstall-netns-enter
+	rm -f $(BIN)/netns-setup $(NET_UNIT) $(NET_SYSCTL) $(NET_RESOLVED)
+	for f in $(NET_NETWORKS); do rm -f $(NET_NETWORKD)/$$f; done
+	@if [ -f '$(NET_FIREWALL)' ]; then \
+		if cmp -s install/network/netns-firewall.conf '$(NET_FIREWALL)'; then \
+			rm -f '$(NET_FIREWALL)' && echo "removed allow-list $(NET_FIREWALL)"; \
+		else \
+			echo "keeping $(NET_FIREWALL): it was edited (remove it by hand if unwanted)"; \
+		fi; \
+	fi
+	-rmdir $(NET_NETWORKD) $(dir $(NET_RESOLVED)) $(dir $(NET_UNIT)) $(NET_LIB)/sysctl.d $(NET_LIB)/systemd 2>/dev/null
+	@if $(NET_LIVE); then \
+		systemctl daemon-reload; \
+		if systemctl -q is-active systemd-networkd; then networkctl reload; fi; \
+		if systemctl -q is-active systemd-resolved; then systemctl try-restart systemd-resolved; fi; \
+	fi
+
+bench-network: build/claude-sandbox
+	scripts/bench-network build/claude-sandbox
+
+BENCH += bench-network
+# The bench rule's prerequisites were expanded before this file was read.
+bench: bench-network

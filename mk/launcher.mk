@@ -1,0 +1,28 @@
+# The claude launcher (applets/claude, internal/bwrap, internal/sandbox,
+# internal/sandboxcfg; docs/readme/launcher.md).
+#
+# test-launcher   unit tests, and as root the sandbox tests as the test user
+# e2e-agent       the real agent (scripts/fetch-agent, cached) through the
+#                 sandbox as the test user: --version, state in ~/.claude-home
+# bench-launcher  claude --shell -c true against bare bwrap, median and ratio
+# fuzz-launcher   fuzz the ~/.claude-sandbox-init parser
+
+.PHONY: test-launcher e2e-agent bench-launcher fuzz-launcher
+E2E   += e2e-agent
+BENCH += bench-launcher
+# The e2e and bench rules' prerequisites were expanded before this file.
+e2e: e2e-agent
+bench: bench-launcher
+
+test-launcher:
+	$(GO) test $(TESTFLAGS) ./applets/claude/ ./internal/bwrap/ ./internal/sandbox/ ./internal/sandboxcfg/
+
+e2e-agent:
+	agent="$$(scripts/fetch-agent)" && \
+	CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgent$$' -v ./applets/claude/
+
+bench-launcher:
+	GO='$(GO)' scripts/bench-launcher
+
+fuzz-launcher:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),60s) ./internal/sandboxcfg

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package network holds the root tests of netns-setup and its firewall. Every
 // test builds its own throwaway world of network namespaces (a "host" with
 // br-netns, "the internet", "the LAN") and never touches the machine's own

@@ -57,10 +57,6 @@ test:
 # The test command of the README: unit, integration and end-to-end tests.
 check: vet test e2e
 
-e2e: $(E2E)
-
-bench: $(BENCH)
-
 # agent: the real agent binary, cached outside the repository.
 agent:
 	@scripts/fetch-agent
@@ -72,7 +68,7 @@ install: build
 	install -D -m 0644 install/sysctl.d/99-claude-code-sandbox.conf $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	install -D -m 0644 install/claude-sandbox-init $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
 	@if [ -z "$(DESTDIR)" ] && command -v sysctl >/dev/null; then \
-		sysctl -q -p $(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf || true; fi
+		sysctl -q -e -p $(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf || true; fi
 
 uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
@@ -84,3 +80,8 @@ clean:
 	rm -rf build
 
 include $(wildcard mk/*.mk)
+
+# After the fragments, so that their E2E and BENCH are complete.
+e2e: $(E2E)
+
+bench: $(BENCH)

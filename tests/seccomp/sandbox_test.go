@@ -298,3 +298,16 @@ func sameOutput(a, b string) bool {
 	}
 	return true
 }
+
+// innerStderr is the sandboxed command's stderr: without the launcher's
+// notice that it runs without network namespacing (tests name a namespace
+// that never exists).
+func innerStderr(r testutil.Result) string {
+	var out []string
+	for _, l := range lines(r.Stderr) {
+		if !strings.HasPrefix(l, "claude: not using network namespacing: ") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -113,7 +113,7 @@ func TestCommands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, b, tc.script)
-			if r.Code != 1 || strings.TrimSpace(r.Stderr) != tc.wantErr {
+			if r.Code != 1 || innerStderr(r) != tc.wantErr {
 				t.Errorf("%s: %s: %s\nwant exit 1 and %q", b.Kind(), tc.script, r, tc.wantErr)
 			}
 		})

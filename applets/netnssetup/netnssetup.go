@@ -77,3 +77,16 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	}
 	return do(ctx, cfg, name, stdio)
 }
+
+// bridgeMissing says which unit to start, or what to run without systemd.
+func bridgeMissing(cfg netcfg.Config, systemd, networkd bool) error {
+	switch {
+	case networkd:
+		return fmt.Errorf("bridge %s does not exist although systemd-networkd runs: is br-netns.netdev installed (make install-network)? then: networkctl reload", cfg.Bridge)
+	case systemd:
+		return fmt.Errorf("bridge %s does not exist: start systemd-networkd (systemctl enable --now systemd-networkd), which creates it from br-netns.netdev", cfg.Bridge)
+	default:
+		return fmt.Errorf("bridge %s does not exist and systemd-networkd is not running: create it with ip link add %s type bridge && ip address add %s dev %s && ip link set %s up",
+			cfg.Bridge, cfg.Bridge, cfg.BridgeAddr, cfg.Bridge, cfg.Bridge)
+	}
+}

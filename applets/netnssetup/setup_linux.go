@@ -78,7 +78,13 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		return fmt.Errorf("firewall: %w", err)
 	}
 	if !hadTable {
-		undo = append(undo, func() { nft.Delete(nft.TableName, -1) })
+		undo = append(undo, func() {
+			// Only if no other sandbox needs it (a flush of the ruleset
+			// may have removed it under them).
+			if others, err := sandboxLinks(host); err == nil && len(others) == 0 {
+				nft.Delete(nft.TableName, -1)
+			}
+		})
 	}
 	if v, err := readSysctl("net.ipv4.ip_forward"); err != nil {
 		return err
@@ -241,19 +247,6 @@ func bridge(host *netlink.Handle, cfg netcfg.Config) (netlink.Link, error) {
 	return nil, fmt.Errorf("bridge %s has no address %s: the sandboxes' gateway must be there (networkctl reload, or ip address add %s dev %s)", cfg.Bridge, cfg.BridgeAddr, cfg.BridgeAddr, cfg.Bridge)
 }
 
-// bridgeMissing says which unit to start, or what to run without systemd.
-func bridgeMissing(cfg netcfg.Config, systemd, networkd bool) error {
-	switch {
-	case networkd:
-		return fmt.Errorf("bridge %s does not exist although systemd-networkd runs: is br-netns.netdev installed (make install-network)? then: networkctl reload", cfg.Bridge)
-	case systemd:
-		return fmt.Errorf("bridge %s does not exist: start systemd-networkd (systemctl enable --now systemd-networkd), which creates it from br-netns.netdev", cfg.Bridge)
-	default:
-		return fmt.Errorf("bridge %s does not exist and systemd-networkd is not running: create it with ip link add %s type bridge && ip address add %s dev %s && ip link set %s up",
-			cfg.Bridge, cfg.Bridge, cfg.BridgeAddr, cfg.Bridge, cfg.Bridge)
-	}
-}
-
 // observe reads the state of the namespace's links.
 func observe(host, in *netlink.Handle, ns netns.NsHandle, hostVeth string) (netcfg.Observed, error) {
 	var o netcfg.Observed
@@ -390,18 +383,18 @@ func addressesInUse(host *netlink.Handle, cfg netcfg.Config, self string) (map[n
 		if err != nil {
 			continue // removed meanwhile
 		}
+		// A namespace removed while we look holds no address.
 		h, err := netlink.NewHandleAt(ns)
 		if err != nil {
 			ns.Close()
-			return nil, fmt.Errorf("netlink in %s: %w", path, err)
+			continue
 		}
 		addrs, err := addrList(h, nil)
 		h.Close()
 		ns.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		if err == nil {
+			add(addrs)
 		}
-		add(addrs)
 	}
 	return used, nil
 }

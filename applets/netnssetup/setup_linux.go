@@ -31,8 +31,9 @@ const (
 // and give it its address (at boot, netns@.service may start first).
 const bridgeWait = 10 * time.Second
 
-// up makes or repairs namespace name. It checks everything it can before it
-// changes anything, and on a failure undoes what this run made.
+// up makes or repairs namespace name. It checks the config file and the
+// bridge before it changes anything, and on a failure undoes what this run
+// made (the tests check that nothing is left).
 func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err error) {
 	fw, err := nft.LoadConfig(cfg.FirewallConfig)
 	if err != nil {

@@ -114,7 +114,7 @@ func TestUpDownIdempotent(t *testing.T) {
 func TestRepair(t *testing.T) {
 	tests := []struct {
 		name   string
-		break_ func(w *world, ns string)
+		damage func(w *world, ns string)
 	}{
 		{"namespace without veth", func(w *world, ns string) {
 			ip(t, "netns", "add", ns)
@@ -148,7 +148,7 @@ func TestRepair(t *testing.T) {
 			w := newWorld(t, stubResolv, "")
 			ns := testutil.UniqueName("sr", 9)
 			t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-			tt.break_(w, ns)
+			tt.damage(w, ns)
 			w.up(ns)
 			w.assertUp(ns)
 			want, _ := netcfg.Address(ns, netip.MustParsePrefix(gateway+"/16"), nil)

@@ -5,6 +5,7 @@ package network
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func (e *enterer) probe(t *testing.T, ns string, spec probeSpec) probeResult {
 func rootProbe(t *testing.T, ns string, spec probeSpec) probeResult {
 	t.Helper()
 	js, _ := json.Marshal(spec)
-	cmd := testutilCommand("nsenter", "--net=/run/netns/"+ns, "--", selfBinary(t))
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, "--", selfBinary(t))
 	cmd.Env = append(os.Environ(), roleEnv+"=probe", probeEnv+"="+string(js))
 	r := testutil.RunCommand(t, cmd)
 	var res probeResult

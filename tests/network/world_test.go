@@ -248,5 +248,3 @@ func dnsAnswer(query []byte) ([]byte, error) {
 	}
 	return b.Finish()
 }
-
-func testutilCommand(name string, args ...string) *exec.Cmd { return exec.Command(name, args...) }

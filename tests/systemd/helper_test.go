@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // helper runs the test binary as a helper process: "serve" in the machine
@@ -28,10 +31,20 @@ func helper(mode string, args []string) {
 
 // serve listens on every ADDR:PORT of args, prints "listening" and answers
 // each connection with "hello NAME\n" (NAME from SERVE_NAME) until stdin
-// is closed.
+// is closed. An argument dns:ADDR:PORT is a DNS server on UDP that
+// resolves dnsName to dnsAddr.
 func serve(args []string) {
 	name := os.Getenv("SERVE_NAME")
 	for _, a := range args {
+		if a, ok := strings.CutPrefix(a, "dns:"); ok {
+			pc, err := net.ListenPacket("udp", a)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			go serveDNS(pc)
+			continue
+		}
 		l, err := net.Listen("tcp", a)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -99,4 +112,47 @@ func classify(err error) string {
 		return "timeout"
 	}
 	return strings.ReplaceAll(err.Error(), " ", "_")
+}
+
+// The one name the DNS helper knows.
+const (
+	dnsName = "example.test."
+	dnsAddr = "93.184.215.14"
+)
+
+// serveDNS answers A queries for dnsName; every other name is NXDOMAIN.
+func serveDNS(pc net.PacketConn) {
+	buf := make([]byte, 1500)
+	for {
+		n, from, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		var p dnsmessage.Parser
+		h, err := p.Start(buf[:n])
+		if err != nil {
+			continue
+		}
+		q, err := p.Question()
+		if err != nil {
+			continue
+		}
+		h.Response, h.Authoritative, h.RecursionAvailable = true, true, true
+		found := strings.EqualFold(q.Name.String(), dnsName)
+		if !found {
+			h.RCode = dnsmessage.RCodeNameError
+		}
+		b := dnsmessage.NewBuilder(nil, h)
+		b.EnableCompression()
+		b.StartQuestions()
+		b.Question(q)
+		b.StartAnswers()
+		if found && q.Type == dnsmessage.TypeA {
+			b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60},
+				dnsmessage.AResource{A: netip.MustParseAddr(dnsAddr).As4()})
+		}
+		if out, err := b.Finish(); err == nil {
+			pc.WriteTo(out, from)
+		}
+	}
 }

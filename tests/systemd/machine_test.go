@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package systemd holds the end-to-end tests that need a real systemd: a
 // machine booted with systemd-nspawn (internal/testutil/nspawn) in which
 // the freshly built tree is installed. Run them with `make e2e-systemd`.

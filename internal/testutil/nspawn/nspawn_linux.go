@@ -265,12 +265,7 @@ func (m *Machine) setup(ctx context.Context) error {
 // findInit returns the child of nspawn that is PID 1 of its own pid
 // namespace, or 0.
 func findInit(nspawn int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", nspawn, nspawn))
-	if err != nil {
-		return 0
-	}
-	for _, f := range strings.Fields(string(b)) {
-		pid, _ := strconv.Atoi(f)
+	for _, pid := range children(nspawn) {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 		if err != nil {
 			continue
@@ -285,6 +280,46 @@ func findInit(nspawn int) int {
 		}
 	}
 	return 0
+}
+
+// children returns the pids of the children of pid: from
+// /proc/PID/task/PID/children where the kernel has it
+// (CONFIG_PROC_CHILDREN; nspawn is single-threaded), else from every
+// process's parent in /proc/*/stat.
+func children(pid int) []int {
+	var pids []int
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil {
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		return pids
+	}
+	return childrenFromStat(pid)
+}
+
+func childrenFromStat(pid int) []int {
+	var pids []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parens.
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if p, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	return pids
 }
 
 // Command returns a command that runs args as root in the machine, in all

@@ -74,5 +74,3 @@ bench-network: build/claude-sandbox
 	scripts/bench-network build/claude-sandbox
 
 BENCH += bench-network
-# The bench rule's prerequisites were expanded before this file was read.
-bench: bench-network

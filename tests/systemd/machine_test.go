@@ -241,7 +241,7 @@ func TestTeardownLeavesNothing(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(nspawn.BaseDir, name)); err != nil {
 			t.Fatalf("the killed run left nothing to clean up (%v): the test proves nothing", err)
 		}
-		nspawn.Cleanup(t.Logf)
+		nspawn.RemoveLeftovers(t.Logf)
 		assertGone(t, name, pid1)
 	})
 }

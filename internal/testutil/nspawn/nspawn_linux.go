@@ -63,7 +63,7 @@ func Boot(t testing.TB, opts Options) *Machine {
 	if opts.Timeout == 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	Cleanup(t.Logf)
+	RemoveLeftovers(t.Logf)
 
 	m, err := prepare(opts)
 	if err != nil {
@@ -111,9 +111,10 @@ func prepareSteps(opts Options) (*Machine, error) {
 		return m, err
 	}
 	// The directory is made under a temporary name and gets its final
-	// name only once its lock is held: Cleanup of a concurrent run treats
-	// an unlocked directory as a leftover. The lock is held for the life
-	// of the test process (O_CLOEXEC keeps it out of nspawn).
+	// name only once its lock is held: RemoveLeftovers of a concurrent
+	// run treats an unlocked directory as a leftover. The lock is held
+	// until teardown or the death of the test process (O_CLOEXEC keeps
+	// it out of nspawn).
 	m.dir = filepath.Join(BaseDir, m.Name)
 	tmp := filepath.Join(BaseDir, ".new-"+m.Name)
 	for _, d := range []string{tmp, filepath.Join(tmp, "up"), filepath.Join(tmp, "merged"), filepath.Join(tmp, "seed")} {
@@ -613,10 +614,10 @@ func mountsUnder(dir string) ([]string, error) {
 	return out, s.Err()
 }
 
-// Cleanup removes what killed runs left behind: machines whose lock is no
-// longer held (their processes are killed through their cgroups), and
-// cgroups without a machine directory. Boot calls it first.
-func Cleanup(logf func(string, ...any)) {
+// RemoveLeftovers removes what killed runs left behind: machines whose
+// lock is no longer held (their processes are killed through their
+// cgroups), and cgroups without a machine directory. Boot calls it first.
+func RemoveLeftovers(logf func(string, ...any)) {
 	hs, _ := hierarchies()
 	entries, _ := os.ReadDir(BaseDir)
 	for _, e := range entries {

@@ -10,9 +10,6 @@
 .PHONY: test-launcher e2e-agent bench-launcher fuzz-launcher
 E2E   += e2e-agent
 BENCH += bench-launcher
-# The e2e and bench rules' prerequisites were expanded before this file.
-e2e: e2e-agent
-bench: bench-launcher
 
 test-launcher:
 	$(GO) test $(TESTFLAGS) ./applets/claude/ ./internal/bwrap/ ./internal/sandbox/ ./internal/sandboxcfg/

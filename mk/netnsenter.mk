@@ -63,5 +63,3 @@ bench-netns-enter:
 	GO='$(GO)' applets/netnsenter/bench.sh
 
 BENCH += bench-netns-enter
-# The bench rule's prerequisites were expanded before this file was read.
-bench: bench-netns-enter

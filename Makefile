@@ -9,7 +9,7 @@ SYSCONFDIR ?= $(PREFIX)/etc
 CLAUDE_BINDIR    ?= /opt/claude/bin
 CLAUDE_HOME_NAME ?= .claude-home
 NETNS      ?= agents
-VERSION    ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+VERSION    ?= $(shell git -c safe.directory='*' describe --always --dirty 2>/dev/null || echo dev)
 GO         ?= go
 
 PKG     := github.com/claude-sandbox/claude-sandbox
@@ -37,12 +37,20 @@ all: build
 
 build: build/claude-sandbox build/netns-enter
 
-build/claude-sandbox: FORCE
+# Rebuild only when a source or the baked-in settings change, so that
+# `make && sudo make install` does not need Go in root's PATH.
+GOSRC := $(shell find cmd applets internal -name '*.go' ! -name '*_test.go' 2>/dev/null) go.mod go.sum
+
+build/ldflags: FORCE
+	@mkdir -p build
+	@echo '$(LDFLAGS)' | cmp -s - $@ || echo '$(LDFLAGS)' >$@
+
+build/claude-sandbox: $(GOSRC) build/ldflags
 	$(GOBUILD) -o $@ ./cmd/multicall
 
 # The setuid helper links only the standard library, x/sys/unix and its own
 # packages (see applets/netnsenter/deps_test.go).
-build/netns-enter: FORCE
+build/netns-enter: $(GOSRC) build/ldflags
 	$(GOBUILD) -tags netnsenter_only -o $@ ./cmd/multicall
 
 FORCE:

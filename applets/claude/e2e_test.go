@@ -3,7 +3,6 @@
 package claude_test
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,7 +25,7 @@ func TestE2EAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Link(agent, dst); err != nil {
-		copyFile(t, agent, dst)
+		testutil.CopyFile(t, agent, dst, 0o755)
 	}
 
 	r := s.Run(t, "--version")
@@ -46,24 +45,5 @@ func TestE2EAgent(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(s.Home, name)); err == nil {
 			t.Errorf("%s written to the real home", name)
 		}
-	}
-}
-
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

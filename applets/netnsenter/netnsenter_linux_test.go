@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 // env is the setuid test setup: a setuid-root netns-enter whose whitelist
@@ -545,7 +546,7 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 	})
 	t.Run("not setuid", func(t *testing.T) {
 		plain := filepath.Join(filepath.Dir(e.bin), "plain", "netns-enter")
-		copyFile(t, e.bin, plain, 0o755)
+		testutil.CopyFile(t, e.bin, plain, 0o755)
 		run := func(args ...string) testutil.Result {
 			cmd := e.user.Command(e.home, plain, args...)
 			cmd.SysProcAttr.Credential.Groups = []uint32{}
@@ -651,20 +652,6 @@ func chmod(t *testing.T, p string, mode uint32) {
 func chown(t *testing.T, p string, uid, gid int) {
 	t.Helper()
 	if err := os.Lchown(p, uid, gid); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, data, mode); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,14 +1,12 @@
 package nft
 
 import (
-	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
 
 // goldenSpec is the ruleset of a host whose sandboxes use a LAN resolver and
 // that allows a proxy, a mirror's port range and an IPv6 network.
@@ -46,19 +44,7 @@ func TestGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := Build(tt.spec).String()
-			path := filepath.Join("testdata", tt.name+".nft")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("Build(%s).String() differs from %s:\n%s", tt.name, path, got)
-			}
+			testutil.Golden(t, filepath.Join("testdata", tt.name+".nft"), got)
 		})
 	}
 }

@@ -3,20 +3,18 @@ package sandbox
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
 
 // fakeHost is a file system of paths: "d" directory, "f" file, "s" socket,
 // anything else a symlink to that target.
@@ -216,19 +214,7 @@ func dryRun(t *testing.T, h Host, s Spec) string {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	p := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", p, diff)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func TestGoldenChain(t *testing.T) {

@@ -2,15 +2,12 @@ package seccomp
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
 
 // TestTableGolden keeps the printed policy under review: a change to the
 // policy shows up as a diff of testdata/table-ARCH.txt.
@@ -21,38 +18,9 @@ func TestTableGolden(t *testing.T) {
 			if err := WriteTableArch(&b, goarch, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "table-"+goarch+".txt")
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/seccomp -run TableGolden -update)", err)
-			}
-			if got := b.String(); got != string(want) {
-				t.Errorf("WriteTableArch(%s) differs from %s (run with -update and review the diff):\n%s", goarch, golden, firstDiff(got, string(want)))
-			}
+			testutil.Golden(t, filepath.Join("testdata", "table-"+goarch+".txt"), b.String())
 		})
 	}
-}
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:", i+1) + "\n got: " + gl + "\nwant: " + wl
-		}
-	}
-	return ""
 }
 
 func TestTableOptions(t *testing.T) {

@@ -5,7 +5,6 @@
 package seccomp_test
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,7 +297,7 @@ func TestAgentVersion(t *testing.T) {
 	var r testutil.Result
 	var kind string
 	if lb, ok := filteredBox(t).(launcherBox); ok {
-		copyFile(t, agent, filepath.Join(lb.s.BinDir, "claude"))
+		testutil.CopyFile(t, agent, filepath.Join(lb.s.BinDir, "claude"), 0o755)
 		r = lb.s.Run(t, "--version")
 		kind = lb.Kind()
 	} else {
@@ -309,26 +308,6 @@ func TestAgentVersion(t *testing.T) {
 	}
 	if r.Code != 0 || !strings.HasSuffix(strings.TrimSpace(r.Stdout), " (Claude Code)") {
 		t.Errorf("%s: claude --version: %s", kind, r)
-	}
-}
-
-func copyFile(t testing.TB, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	os.Remove(dst)
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

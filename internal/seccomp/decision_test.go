@@ -189,7 +189,7 @@ func TestDecisions(t *testing.T) {
 			t.Run(goarch+"/"+tc.name, func(t *testing.T) {
 				c := tc.c
 				if c.name != "" {
-					nr, ok := arches[goarch].table[c.name]
+					nr, ok := arches[goarch].table.lookup(c.name)
 					if !ok {
 						t.Fatalf("no syscall %q on %s", c.name, goarch)
 					}
@@ -257,7 +257,7 @@ func TestOptions(t *testing.T) {
 		} {
 			t.Run(goarch+"/"+tc.name, func(t *testing.T) {
 				m := newMachine(t, goarch, tc.opts)
-				if got := m.run(t, m.audit, tab[tc.c], tc.args); got != tc.want {
+				if got := m.run(t, m.audit, nrOf(tab, tc.c), tc.args); got != tc.want {
 					t.Errorf("filter(%s) = %v, want %v", tc.c, got, tc.want)
 				}
 			})

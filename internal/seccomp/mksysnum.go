@@ -13,6 +13,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp/sysnum"
@@ -32,11 +33,15 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
+		// Sorted by name for sysTable.lookup. A slice of constants is
+		// static data: unlike a map it costs no work at program start, in
+		// any applet of the binary.
+		slices.SortFunc(tab, func(a, b sysnum.Entry) int { return strings.Compare(a.Name, b.Name) })
 		ident := "sysnum" + strings.ToUpper(arch)
-		fmt.Fprintf(&b, "// %s maps syscall names to numbers on linux/%s.\n", ident, arch)
-		fmt.Fprintf(&b, "var %s = map[string]uint32{\n", ident)
+		fmt.Fprintf(&b, "// %s lists the syscalls of linux/%s by name.\n", ident, arch)
+		fmt.Fprintf(&b, "var %s = sysTable{\n", ident)
 		for _, e := range tab {
-			fmt.Fprintf(&b, "\t%q: %d,\n", e.Name, e.Nr)
+			fmt.Fprintf(&b, "\t{%q, %d},\n", e.Name, e.Nr)
 		}
 		b.WriteString("}\n\n")
 	}

@@ -2,7 +2,9 @@ package seccomp
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Action is a seccomp return value (SECCOMP_RET_*).
@@ -70,7 +72,7 @@ type archInfo struct {
 	audit     uint32 // AUDIT_ARCH_*
 	auditName string
 	foreign   string // the other ABIs the kernel runs, for the table
-	table     map[string]uint32
+	table     sysTable
 	x32       bool // numbers with bit 30 set are another ABI (x32)
 }
 
@@ -80,6 +82,32 @@ var arches = map[string]*archInfo{
 }
 
 const x32Bit = 0x40000000
+
+// syscallNr is a syscall's name and number.
+type syscallNr struct {
+	name string
+	nr   uint32
+}
+
+// sysTable is an architecture's syscalls, sorted by name (zsysnum.go).
+type sysTable []syscallNr
+
+// index returns the position of name in t, or -1.
+func (t sysTable) index(name string) int {
+	i, ok := slices.BinarySearchFunc(t, name, func(e syscallNr, name string) int { return strings.Compare(e.name, name) })
+	if !ok {
+		return -1
+	}
+	return i
+}
+
+// lookup returns the number of the syscall name.
+func (t sysTable) lookup(name string) (uint32, bool) {
+	if i := t.index(name); i >= 0 {
+		return t[i].nr, true
+	}
+	return 0, false
+}
 
 // entry is the decision for one syscall number.
 type entry struct {
@@ -108,41 +136,52 @@ func newPlan(goarch string, opts Options) (*plan, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
-	byName := map[string]entry{}
-	for nm, nr := range a.table {
-		byName[nm] = entry{Name: nm, Nr: nr, Action: knownDefault, Why: "not in the allowlist"}
+	// entries[i] is the syscall a.table[i] until the sort at the end.
+	entries := make([]entry, len(a.table))
+	for i, sc := range a.table {
+		entries[i] = entry{Name: sc.name, Nr: sc.nr, Action: knownDefault, Why: "not in the allowlist"}
 	}
 	for i := range rules {
 		r := &rules[i]
 		for _, nm := range r.Names {
-			e, ok := byName[nm]
-			if !ok {
+			j := a.table.index(nm)
+			if j < 0 {
 				continue // another architecture's syscall
 			}
+			e := &entries[j]
 			e.Action, e.Why = r.Action, r.Why
 			if len(r.Conds) > 0 {
 				e.Rule = r
 			}
-			byName[nm] = e
 		}
 	}
 	set := func(names []string, act Action, why string) {
 		for _, nm := range names {
-			if e, ok := byName[nm]; ok {
+			if j := a.table.index(nm); j >= 0 {
+				e := &entries[j]
 				e.Action, e.Rule, e.Why, e.Config = act, nil, why, true
-				byName[nm] = e
 			}
 		}
 	}
 	set(opts.Allow, allow, "allowed by configuration")
 	set(opts.Deny, eperm, "denied by configuration")
 
+	// By number: the numbers are small and distinct (TestTablesSortedByName),
+	// so place them rather than sort.
 	p := &plan{goarch: goarch, arch: a}
-	for _, e := range byName {
-		p.entries = append(p.entries, e)
+	for _, e := range entries {
 		p.max = max(p.max, e.Nr)
 	}
-	sort.Slice(p.entries, func(i, j int) bool { return p.entries[i].Nr < p.entries[j].Nr })
+	at := make([]int16, p.max+1)
+	for i, e := range entries {
+		at[e.Nr] = int16(i + 1)
+	}
+	p.entries = make([]entry, 0, len(entries))
+	for _, i := range at {
+		if i > 0 {
+			p.entries = append(p.entries, entries[i-1])
+		}
+	}
 	return p, nil
 }
 

@@ -83,7 +83,7 @@ func BuildArch(goarch string, opts Options) (*Filter, error) {
 // file serves both).
 func Known(name string) bool {
 	for _, a := range arches {
-		if _, ok := a.table[name]; ok {
+		if a.table.index(name) >= 0 {
 			return true
 		}
 	}

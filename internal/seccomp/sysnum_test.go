@@ -28,7 +28,7 @@ func TestTablesMatchXSys(t *testing.T) {
 				t.Errorf("table has %d syscalls, x/sys has %d (run go generate ./internal/seccomp)", len(a.table), len(want))
 			}
 			for _, e := range want {
-				if got, ok := a.table[e.Name]; !ok || got != e.Nr {
+				if got, ok := a.table.lookup(e.Name); !ok || got != e.Nr {
 					t.Errorf("table[%q] = %d, %v; x/sys says %d", e.Name, got, ok, e.Nr)
 				}
 			}
@@ -52,8 +52,41 @@ func TestTablesMatchHostConstants(t *testing.T) {
 		"io_uring_setup": unix.SYS_IO_URING_SETUP, "fsopen": unix.SYS_FSOPEN,
 		"getppid": unix.SYS_GETPPID, "ptrace": unix.SYS_PTRACE, "mseal": unix.SYS_MSEAL,
 	} {
-		if got := a.table[name]; got != nr {
+		if got, _ := a.table.lookup(name); got != nr {
 			t.Errorf("table[%q] = %d, unix.SYS_%s = %d", name, got, strings.ToUpper(name), nr)
+		}
+	}
+}
+
+// nrOf is tab's number of name, 0 if it has none.
+func nrOf(tab sysTable, name string) uint32 {
+	nr, _ := tab.lookup(name)
+	return nr
+}
+
+// TestTablesSortedByName checks what sysTable.lookup and newPlan rely on:
+// names in order, numbers distinct.
+func TestTablesSortedByName(t *testing.T) {
+	for goarch, a := range arches {
+		for i := 1; i < len(a.table); i++ {
+			if a.table[i-1].name >= a.table[i].name {
+				t.Errorf("%s: %q before %q: run go generate ./internal/seccomp", goarch, a.table[i-1].name, a.table[i].name)
+			}
+		}
+		for _, sc := range a.table {
+			if nr, ok := a.table.lookup(sc.name); !ok || nr != sc.nr {
+				t.Errorf("%s: lookup(%q) = %d, %v; want %d", goarch, sc.name, nr, ok, sc.nr)
+			}
+		}
+		seen := map[uint32]string{}
+		for _, sc := range a.table {
+			if other, dup := seen[sc.nr]; dup {
+				t.Errorf("%s: %q and %q both have number %d", goarch, other, sc.name, sc.nr)
+			}
+			seen[sc.nr] = sc.name
+		}
+		if _, ok := a.table.lookup("no_such_syscall"); ok {
+			t.Errorf("%s: lookup(no_such_syscall) found it", goarch)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 # The claude launcher (applets/claude, internal/bwrap, internal/sandbox,
-# internal/sandboxcfg; docs/readme/launcher.md).
+# internal/sandboxcfg; README: The launcher).
 #
 # test-launcher   unit tests, and as root the sandbox tests as the test user
 # e2e-agent       the real agent (scripts/fetch-agent, cached) through the

@@ -1,4 +1,4 @@
-# netns-enter, the setuid helper (applets/netnsenter, docs/readme/netns-enter.md).
+# netns-enter, the setuid helper (applets/netnsenter, README: netns-enter).
 #
 # install-netns-enter    build/netns-enter (the -tags netnsenter_only build) to
 #                        $(DESTDIR)$(PREFIX)/bin/netns-enter, root:root 4755, a copy;

@@ -39,17 +39,11 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 	if err != nil {
 		return err
 	}
-	unlock, err := lock(cfg.LockFile)
+	host, release, err := lockedHost(cfg)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-
-	host, err := netlink.NewHandle()
-	if err != nil {
-		return fmt.Errorf("netlink: %w", err)
-	}
-	defer host.Close()
+	defer release()
 	br, err := waitBridge(ctx, host, cfg)
 	if err != nil {
 		return err
@@ -534,18 +528,28 @@ func rmdirIfEmpty(dir string) error {
 	return os.NewSyscallError("rmdir "+dir, err)
 }
 
+// lockedHost takes the lock that serialises runs and opens a netlink handle
+// in the host's namespace; release closes the handle, then unlocks.
+func lockedHost(cfg netcfg.Config) (host *netlink.Handle, release func(), err error) {
+	unlock, err := lock(cfg.LockFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	host, err = netlink.NewHandle()
+	if err != nil {
+		unlock()
+		return nil, nil, fmt.Errorf("netlink: %w", err)
+	}
+	return host, func() { host.Close(); unlock() }, nil
+}
+
 // down removes what up made; what is already gone is no error.
 func down(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) error {
-	unlock, err := lock(cfg.LockFile)
+	host, release, err := lockedHost(cfg)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	host, err := netlink.NewHandle()
-	if err != nil {
-		return fmt.Errorf("netlink: %w", err)
-	}
-	defer host.Close()
+	defer release()
 	// The link first: that cuts the network of processes still inside.
 	hostVeth := netcfg.HostVeth(name)
 	if l, err := linkByName(host, hostVeth); err != nil {

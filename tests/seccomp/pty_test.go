@@ -1,3 +1,5 @@
+//go:build linux
+
 package seccomp_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package seccomp_test runs the seccomp filter in the real sandbox, as the
 // unprivileged test user: the attacks it must stop, performed for real
 // (each also run without the filter, to show that it is the filter that

@@ -27,6 +27,11 @@ func ensureSandboxHome(path string, uid int) error {
 	if owner(fi) != uid {
 		return fmt.Errorf("sandbox home %s: owned by uid %d, not by you (uid %d)", path, owner(fi), uid)
 	}
+	// The agent can chmod its home; others must not read its state (API
+	// keys in .claude.json) or plant files (hooks, dotfiles) there.
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("sandbox home %s has mode %04o, want 0700: chmod 700 %s", path, fi.Mode().Perm(), path)
+	}
 	return nil
 }
 

@@ -562,3 +562,40 @@ func openPty(t *testing.T) (master, pts *os.File) {
 	}
 	return m, p
 }
+
+// TestPlantedSymlinkRefused performs the attack: in one session the agent
+// leaves a symlink in ~/.claude-home pointing at a directory of the real
+// home; a config line that mounts below it would make bwrap, which follows
+// it on the host at the next start, create files there. The launcher must
+// refuse with exit 2 and create nothing.
+func TestPlantedSymlinkRefused(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	target := filepath.Join(s.Home, "real-cache")
+	mkUserDir(t, s, target)
+	// Inside, the host's / is /oldroot while bwrap sets up the mounts.
+	mustOK(t, s.Shell(t, "ln -s /oldroot"+target+" ~/.config"))
+	s.WriteConfig(t, "ro /etc/hosts ~/.config/git/config\n")
+	r := s.Shell(t, "echo started")
+	want := "claude: ~/.claude-sandbox-init:1: ro: " + filepath.Join(s.Home, ".claude-home", ".config") +
+		" is a symlink in " + filepath.Join(s.Home, ".claude-home") +
+		", which the sandbox can write: remove it (the agent may have made it) or name the real path\n"
+	if r.Code != 2 || r.Stderr != want || strings.Contains(r.Stdout, "started") {
+		t.Errorf("planted symlink: %v\nwant exit 2 and stderr %q", r, want)
+	}
+	if ents, err := os.ReadDir(target); err != nil || len(ents) != 0 {
+		t.Errorf("files created through the planted link in %s: %v, %v", target, ents, err)
+	}
+}
+
+// TestSandboxHomeModeChecked: the agent can chmod ~ (its ~/.claude-home);
+// the next start refuses a sandbox home that others could write into.
+func TestSandboxHomeModeChecked(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	mustOK(t, s.Shell(t, "chmod 0777 ~"))
+	r := s.Shell(t, "echo started")
+	sh := filepath.Join(s.Home, ".claude-home")
+	want := "claude: sandbox home " + sh + " has mode 0777, want 0700: chmod 700 " + sh + "\n"
+	if r.Code != 1 || r.Stderr != want || strings.Contains(r.Stdout, "started") {
+		t.Errorf("world-writable sandbox home: %v\nwant exit 1 and stderr %q", r, want)
+	}
+}

@@ -252,6 +252,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 
 	// The user's config, in order.
 	var command []string
+	writable := writableMounts(s)
 	for _, d := range s.Config {
 		ok, err := l.holds(h, s, d.When)
 		if err != nil {
@@ -259,6 +260,9 @@ func Build(h Host, s Spec) (*Launch, error) {
 		}
 		if !ok {
 			continue
+		}
+		if err := checkPlanted(h, d, writable); err != nil {
+			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
 		}
 		if err := l.apply(h, s, d, env, &command); err != nil {
 			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
@@ -464,4 +468,75 @@ func (l *Launch) Argv(bwrapPath string) []string {
 	a = append(a, l.SystemdRun...)
 	a = append(a, l.NetnsEnter...)
 	return append(a, bwrap.Argv(bwrapPath, ArgsFD, l.Command)...)
+}
+
+// mount is a host directory the sandbox can write, and where it appears
+// inside.
+type mount struct{ inside, host string }
+
+// writableMounts lists the host directories the sandbox can write: its home,
+// its /tmp, and every rw bind of the config (whether or not its condition
+// holds: the agent may have written there in an earlier session).
+func writableMounts(s Spec) []mount {
+	ms := []mount{{s.Home, s.SandboxHome}, {"/tmp", s.Tmp}}
+	for _, d := range s.Config {
+		if d.Name == sandboxcfg.RW || d.Name == sandboxcfg.RWTry {
+			dest := d.Args[len(d.Args)-1]
+			ms = append(ms, mount{dest, d.Args[0]})
+		}
+	}
+	return ms
+}
+
+// checkPlanted refuses a directive whose source or destination passes
+// through a symlink in a directory the sandbox can write. bwrap follows
+// symlinks in both, on the host, before the sandbox exists: a link the agent
+// left in ~/.claude-home or in a project would otherwise make the next start
+// bind a secret (source) or create files anywhere the user can write
+// (destination).
+func checkPlanted(h Host, d sandboxcfg.Directive, ms []mount) error {
+	var srcs, dests []string
+	a := d.Args
+	switch d.Name {
+	case sandboxcfg.RO, sandboxcfg.ROTry, sandboxcfg.RW, sandboxcfg.RWTry, sandboxcfg.Dev, sandboxcfg.DevTry:
+		srcs, dests = a[:1], a[len(a)-1:]
+	case sandboxcfg.Tmpfs, sandboxcfg.Dir:
+		dests = a[:1]
+	case sandboxcfg.Symlink:
+		dests = a[1:2]
+	}
+	for _, m := range ms {
+		for _, p := range srcs {
+			if err := noSymlinkBelow(h, m.host, m.host, p); err != nil {
+				return fmt.Errorf("%s: %w", d.Name, err)
+			}
+		}
+		for _, p := range dests {
+			if err := noSymlinkBelow(h, m.inside, m.host, p); err != nil {
+				return fmt.Errorf("%s: %w", d.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// noSymlinkBelow checks, if p lies below root, each existing component of
+// p's counterpart below host (host + p relative to root) with Lstat.
+func noSymlinkBelow(h Host, root, host, p string) error {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	cur := host
+	for _, c := range strings.Split(rel, "/") {
+		cur = filepath.Join(cur, c)
+		fi, err := h.Lstat(cur)
+		if err != nil {
+			return nil // missing: bwrap creates a directory, not a link
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", cur, host)
+		}
+	}
+	return nil
 }

@@ -374,6 +374,31 @@ func TestBuildErrors(t *testing.T) {
 		{"missing rw source", nil, "rw ~/.cargo", false, "~/.claude-sandbox-init:1: rw: /home/u/.cargo does not exist (use rw-try to skip a missing path)"},
 		{"chdir invisible", nil, "chdir /home/u/projects/p", false, "~/.claude-sandbox-init:1: chdir: /home/u/projects/p is not visible in the sandbox"},
 		{"command invisible", nil, "command /usr/local/bin/fish", false, "~/.claude-sandbox-init:1: command: /usr/local/bin/fish is not visible in the sandbox"},
+		// Symlinks the agent could have left where it can write: bwrap
+		// would follow them on the host at the next start.
+		{"planted link on a destination path in the sandbox home",
+			func(h *fakeHost) { h.files["/home/u/.claude-home/.config"] = "/home/u/.cache" },
+			"ro /etc/hosts ~/.config/git/config", false,
+			"~/.claude-sandbox-init:1: ro: /home/u/.claude-home/.config is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"planted link under a tmpfs destination",
+			func(h *fakeHost) { h.files["/home/u/.claude-home/projects"] = "/home/u/other" },
+			"if pwd-under ~/projects\n tmpfs ~/projects\nend", false,
+			"~/.claude-sandbox-init:2: tmpfs: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"planted link as the source of a bind inside a rw project",
+			func(h *fakeHost) { h.files["/home/u/projects/p/.git"] = "/home/u/.ssh" },
+			"rw $PWD\nro-try $PWD/.git", false,
+			"~/.claude-sandbox-init:2: ro-try: /home/u/projects/p/.git is a symlink in /home/u/projects/p, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"planted link in the private tmp",
+			func(h *fakeHost) {
+				h.files["/tmp/claude-private-1000"] = "d"
+				h.files["/tmp/claude-private-1000/x"] = "/home/u"
+			},
+			"dir /tmp/x/y", false,
+			"~/.claude-sandbox-init:1: dir: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"symlink destination through a planted link",
+			func(h *fakeHost) { h.files["/home/u/.claude-home/bin"] = "/usr/local/bin" },
+			"symlink /usr/bin/bash ~/bin/sh", false,
+			"~/.claude-sandbox-init:1: symlink: /home/u/.claude-home/bin is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -484,5 +509,19 @@ func TestQuote(t *testing.T) {
 		if got := quote(tt.in); got != tt.want {
 			t.Errorf("quote(%q) = %s, want %s", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestLinksOutsideWritableDirsAreFollowed: a symlink the user made in a place
+// the sandbox cannot write (here ~/.opam -> elsewhere, and the merged-/usr
+// links) is not refused.
+func TestLinksOutsideWritableDirsAreFollowed(t *testing.T) {
+	h := debianHost()
+	h.files["/home/u/.npm-global"] = "/home/u/other"
+	s := baseSpec()
+	s.Config = parseConfig(t, s, "rw ~/.npm-global\nro /lib/x86_64 /opt/x\nro ~/.opam ~/.opam")
+	h.files["/usr/lib/x86_64"] = "d"
+	if _, err := Build(h, s); err != nil {
+		t.Fatalf("Build = %v, want no error", err)
 	}
 }

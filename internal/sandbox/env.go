@@ -42,8 +42,11 @@ func Scrubbed(name string) bool {
 }
 
 // chainOnly are variables systemd-run needs to reach the user manager; they
-// stay in the chain's environment and bwrap removes or replaces them.
-var chainOnly = map[string]bool{"XDG_RUNTIME_DIR": true, "DBUS_SESSION_BUS_ADDRESS": true}
+// stay in the chain's environment and bwrap replaces them. systemd-run
+// --user talks to $XDG_RUNTIME_DIR/systemd/private, so the session bus
+// address is not among them: whatever the chain gets, the sandbox can read
+// in /proc/1/environ (bwrap is pid 1 there, same uid), --unsetenv or not.
+var chainOnly = map[string]bool{"XDG_RUNTIME_DIR": true}
 
 type environ struct {
 	order []string

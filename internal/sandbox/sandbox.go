@@ -224,12 +224,6 @@ func Build(h Host, s Spec) (*Launch, error) {
 		}
 	}
 	p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: "XDG_RUNTIME_DIR", Dest: inRuntime})
-	if systemd {
-		// systemd-run needs the bus variables; the sandbox must not.
-		if _, ok := env.get("DBUS_SESSION_BUS_ADDRESS"); ok {
-			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: "DBUS_SESSION_BUS_ADDRESS"})
-		}
-	}
 	p.Chdir = s.Home
 
 	// The environment: scrub, then set ours.

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"os/signal"
 	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -210,37 +210,42 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // head of the chain; the kernel clears the death signal across the setuid
 // exec of netns-enter, and bwrap --die-with-parent sets it again for bwrap
 // and for the sandbox.
+//
+// It uses syscall.ForkExec rather than os/exec, whose first Start probes
+// pidfd support by cloning a throwaway child: a process more on every
+// launch. Signals are caught only once the chain runs, because
+// signal.Notify hands each signal to the runtime's signal thread and back
+// (about 2 ms here), which then overlaps bwrap's own start. A signal in
+// that window ends the launcher by its default action and the chain with
+// it (the parent-death signal), as it would a moment later by forwarding.
 func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
-	cmd := &exec.Cmd{
-		Path:        argv[0],
-		Args:        argv,
-		Env:         env,
-		Stdin:       stdio.In,
-		Stdout:      stdio.Out,
-		Stderr:      stdio.Err,
-		ExtraFiles:  extra,
-		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
+	for _, f := range extra {
+		files = append(files, f.Fd())
 	}
 	tty := saveTerminal()
 
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   env,
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	c := &child{pid: pid}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
-
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", argv[0], err)
-	}
 	done := make(chan struct{})
-	go forward(sigs, done, cmd.Process, tty)
-	err := cmd.Wait()
+	go forward(sigs, done, c, tty)
+	ws, err := c.wait()
 	close(done)
 	tty.restore()
-
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if !ok {
-		return fmt.Errorf("wait %s: %v", argv[0], err)
+	if err != nil {
+		return fmt.Errorf("wait %s: %w", argv[0], err)
 	}
 	code := ws.ExitStatus()
 	if ws.Signaled() {
@@ -252,11 +257,60 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
 	return nil
 }
 
+// fdOf returns the descriptor of r when it is an *os.File, else def.
+func fdOf(r any, def uintptr) uintptr {
+	if f, ok := r.(*os.File); ok {
+		return f.Fd()
+	}
+	return def
+}
+
+// child is the head of the chain. Its pid is signalled only while the
+// child is unreaped, so a signal never reaches a process that reused it.
+type child struct {
+	pid    int
+	mu     sync.Mutex
+	reaped bool
+}
+
+// wait waits for the child to end, then reaps it.
+func (c *child) wait() (syscall.WaitStatus, error) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			break
+		}
+		if err != unix.EINTR {
+			return 0, os.NewSyscallError("waitid", err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reaped = true
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(c.pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			return ws, os.NewSyscallError("wait4", err)
+		}
+	}
+}
+
+// signal sends s to the child unless it has been reaped.
+func (c *child) signal(s os.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.reaped {
+		syscall.Kill(c.pid, s.(syscall.Signal))
+	}
+}
+
 // forward passes signals on to the head of the chain. SIGINT and SIGQUIT
 // from the terminal already reach the whole foreground process group, the
 // sandbox included, so they are passed on only when they came from
 // elsewhere (kill).
-func forward(sigs <-chan os.Signal, done <-chan struct{}, p *os.Process, tty *terminal) {
+func forward(sigs <-chan os.Signal, done <-chan struct{}, c *child, tty *terminal) {
 	for {
 		select {
 		case <-done:
@@ -265,7 +319,7 @@ func forward(sigs <-chan os.Signal, done <-chan struct{}, p *os.Process, tty *te
 			if (s == syscall.SIGINT || s == syscall.SIGQUIT) && tty.foreground() {
 				continue
 			}
-			p.Signal(s)
+			c.signal(s)
 		}
 	}
 }

@@ -351,6 +351,43 @@ func TestKillLauncherKillsSandbox(t *testing.T) {
 	waitFor(t, "the sandbox to die after SIGKILL of the launcher", func() bool { return len(findProcs("sbx-"+m)) == 0 })
 }
 
+// TestSignalsForwarded sends signals to the launcher as kill(1) would: each
+// must reach the chain (bwrap dies of it and takes the sandbox along), and
+// the launcher must exit normally with 128+signal, not die of it itself.
+func TestSignalsForwarded(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT, syscall.SIGUSR1} {
+		t.Run(sig.String(), func(t *testing.T) {
+			m := marker(t)
+			s.Env = []string{"SBX_MARK=" + m}
+			cmd := s.Command("--shell", "-c", `exec -a "sbx-$SBX_MARK" sleep 600`)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the sandbox process to start", func() bool { return len(findProcs("sbx-"+m)) > 0 })
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			// Without forwarding, a Go launcher would ignore SIGUSR1 and
+			// wait for the sleep: give up on it after a while.
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			select {
+			case <-waited:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-waited
+				t.Fatalf("launcher still running 30s after %v", sig)
+			}
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() || ws.ExitStatus() != 128+int(sig) {
+				t.Errorf("launcher after %v: %v; want exit status %d", sig, cmd.ProcessState, 128+int(sig))
+			}
+			waitFor(t, "the sandbox to end", func() bool { return len(findProcs("sbx-"+m)) == 0 })
+		})
+	}
+}
+
 func TestHostilePrivateTmp(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	// A shared, sticky directory like /tmp, where other users can create

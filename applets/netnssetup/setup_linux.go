@@ -114,7 +114,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer ns.Close()
-	in, err := netlink.NewHandleAt(ns)
+	in, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("netlink in %s: %w", name, err)
 	}
@@ -379,7 +379,7 @@ func addressesInUse(host *netlink.Handle, cfg netcfg.Config, self string) (map[n
 			continue // removed meanwhile
 		}
 		// A namespace removed while we look holds no address.
-		h, err := netlink.NewHandleAt(ns)
+		h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 		if err != nil {
 			ns.Close()
 			continue
@@ -535,7 +535,7 @@ func lockedHost(cfg netcfg.Config) (host *netlink.Handle, release func(), err er
 	if err != nil {
 		return nil, nil, err
 	}
-	host, err = netlink.NewHandle()
+	host, err = netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		unlock()
 		return nil, nil, fmt.Errorf("netlink: %w", err)

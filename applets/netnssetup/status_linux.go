@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
@@ -33,7 +34,7 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio
 		missing = append(missing, "netns")
 	}
 
-	host, err := netlink.NewHandle()
+	host, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
 	}
@@ -54,7 +55,7 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio
 			return err
 		}
 		defer ns.Close()
-		in, err := netlink.NewHandleAt(ns)
+		in, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 		if err != nil {
 			return err
 		}

@@ -64,9 +64,13 @@ func Apply(r Ruleset, netnsFd int) error {
 	return nil
 }
 
-// Delete removes our table; a missing table is no error.
+// Delete removes our table; a missing table is no error, nor is a kernel
+// without nf_tables (which cannot hold one).
 func Delete(table string, netnsFd int) error {
 	ok, err := Exists(table, netnsFd)
+	if errors.Is(err, ErrUnavailable) {
+		return nil
+	}
 	if err != nil || !ok {
 		return err
 	}

@@ -150,6 +150,27 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestNoNftables runs netns-setup as on a kernel without nf_tables (see
+// denyNftables): up fails with the one line that says what to load and
+// makes nothing; status says the same; down, which has no firewall to
+// remove there, succeeds.
+func TestNoNftables(t *testing.T) {
+	w := newWorld(t, stubResolv, "")
+	w.extraEnv = []string{noNftablesEnv + "=1"}
+	ns := testutil.UniqueName("sn", 9)
+	const want = "netns-setup: firewall: nftables unavailable (the kernel needs nf_tables, nft_masq and nft_reject_inet: modprobe nf_tables): socket: protocol not supported\n"
+	if r := w.setup("up", ns); r.Code != 1 || r.Stderr != want || r.Stdout != "" {
+		t.Fatalf("up: %s\nwant exit 1, %q", r, want)
+	}
+	w.assertNothingMade(ns, false)
+	if r := w.setup("status", ns); r.Code != 1 || !strings.HasSuffix(r.Stderr, want) || strings.Count(r.Stderr, "\n") != 1 {
+		t.Errorf("status: %s\nwant exit 1, %q", r, want)
+	}
+	if r := w.setup("down", ns); r.Code != 0 || r.Stderr != "" {
+		t.Errorf("down: %s\nwant exit 0 and nothing on stderr", r)
+	}
+}
+
 // TestExhaustedByASandbox: the only address is taken by a first namespace;
 // a second one fails and leaves nothing, the first stays up.
 func TestExhaustedByASandbox(t *testing.T) {

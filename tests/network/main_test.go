@@ -18,6 +18,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/applets/netnssetup"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
@@ -25,9 +29,51 @@ import (
 
 const roleEnv = "NETNS_TEST_ROLE"
 
+// noNftablesEnv makes the netns-setup role run as on a kernel without
+// nf_tables: see denyNftables.
+const noNftablesEnv = "NETNS_TEST_NO_NFTABLES"
+
+// denyNftables installs a seccomp filter on every thread that makes
+// socket(AF_NETLINK, *, NETLINK_NETFILTER) fail with EPROTONOSUPPORT, what
+// the kernel answers when nfnetlink is not built or cannot be loaded.
+// Everything else, rtnetlink included, is allowed.
+func denyNftables() error {
+	prog, err := bpf.Assemble([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: 0, Size: 4}, // nr
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.SYS_SOCKET, SkipTrue: 4},
+		bpf.LoadAbsolute{Off: 16, Size: 4}, // args[0], low half
+		bpf.JumpIf{Cond: bpf.JumpNotEqual, Val: unix.AF_NETLINK, SkipTrue: 2},
+		bpf.LoadAbsolute{Off: 32, Size: 4}, // args[2], low half
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.NETLINK_NETFILTER, SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPROTONOSUPPORT)},
+	})
+	if err != nil {
+		return err
+	}
+	filter := make([]unix.SockFilter, len(prog))
+	for i, in := range prog {
+		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		return fmt.Errorf("seccomp: %w", e)
+	}
+	return nil
+}
+
 func TestMain(m *testing.M) {
 	switch os.Getenv(roleEnv) {
 	case "netns-setup":
+		if os.Getenv(noNftablesEnv) != "" {
+			if err := denyNftables(); err != nil {
+				fmt.Fprintf(os.Stderr, "test: %v\n", err)
+				os.Exit(125)
+			}
+		}
 		// What the dispatcher does for the applet.
 		err := netnssetup.Applet.Run(context.Background(), os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 		if msg := cli.Message(err); msg != "" {

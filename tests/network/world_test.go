@@ -44,6 +44,7 @@ type world struct {
 	resolvConf      string // --host-resolv-conf
 	lock            string // --lock-file
 	extraArgs       []string
+	extraEnv        []string // for netns-setup, e.g. noNftablesEnv
 }
 
 func ip(t testing.TB, args ...string) {
@@ -106,7 +107,7 @@ func (w *world) setupCmd(args ...string) *exec.Cmd {
 		"--host-resolv-conf=" + w.resolvConf, "--lock-file=" + w.lock}
 	full = append(full, w.extraArgs...)
 	cmd := exec.Command("nsenter", append(full, args...)...)
-	cmd.Env = append(os.Environ(), roleEnv+"=netns-setup")
+	cmd.Env = append(append(os.Environ(), roleEnv+"=netns-setup"), w.extraEnv...)
 	return cmd
 }
 

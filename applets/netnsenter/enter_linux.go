@@ -38,6 +38,11 @@ func enter(req request, whitelist string) error {
 	// 1. Who is calling.
 	ruid, rgid := unix.Getuid(), unix.Getgid()
 	if ruid == 0 {
+		// The root of a user namespace the caller made (unshare -Ur) is
+		// not root: say what is wrong there.
+		if _, err := ownUserns(); err != nil {
+			return err
+		}
 		return fmt.Errorf("run by root: root needs no helper, use ip netns exec %s", req.Name)
 	}
 	if unix.Geteuid() != 0 {

@@ -609,6 +609,16 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		}
 		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
 	})
+	t.Run("root of the user's own user namespace", func(t *testing.T) {
+		run := func(args ...string) testutil.Result {
+			// unshare -Ur: uid 0 inside, the user outside; the setuid
+			// bit does nothing there (root is not mapped).
+			cmd := e.user.Command(e.home, "unshare", append([]string{"-Ur", e.bin}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errUserns.Error(), run, with(e.ok)...)
+	})
 	t.Run("child user namespace that maps root", func(t *testing.T) {
 		run := func(args ...string) testutil.Result {
 			// A user namespace made by root that maps uid 0 (as a

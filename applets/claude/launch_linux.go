@@ -31,6 +31,11 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	// Fds the launcher inherited without O_CLOEXEC would pass through
 	// exec and through bwrap (which hands on every fd it does not use).
 	markInheritedCloexec()
+	// Catching signals takes a handshake with the runtime's signal thread
+	// per signal (about 2 ms on a slow VM): start it now, so that it runs
+	// beside the work below, and have it done before the chain starts.
+	sigs := catchSignals()
+	defer sigs.stop()
 
 	uid := os.Getuid()
 	home, userName, err := identity(uid)
@@ -129,7 +134,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	defer filterFile.Close()
 	// ExtraFiles become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
-	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio)
+	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
 }
 
 // identity returns the user's home ($HOME, else the passwd entry) and name
@@ -201,7 +206,8 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 	return f, nil
 }
 
-// runChain runs argv and waits for it, passing on its exit status.
+// runChain runs argv and waits for it, passing on its exit status and the
+// signals sigs catches.
 //
 // Preconditions: none; it locks the calling goroutine to its OS thread
 // until the child is reaped, because the child's parent-death signal
@@ -213,17 +219,14 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 //
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
-// launch. Signals are caught only once the chain runs, because
-// signal.Notify hands each signal to the runtime's signal thread and back
-// (about 2 ms here), which then overlaps bwrap's own start. A signal in
-// that window ends the launcher by its default action and the chain with
-// it (the parent-death signal), as it would a moment later by forwarding.
-func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
+// launch.
+func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catcher) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
 	}
 	tty := saveTerminal()
+	caught := sigs.wait()
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -236,11 +239,8 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	c := &child{pid: pid}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
 	done := make(chan struct{})
-	go forward(sigs, done, c, tty)
+	go forward(caught, done, c, tty)
 	ws, err := c.wait()
 	close(done)
 	tty.restore()
@@ -255,6 +255,35 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio) error {
 		return cli.Exit(code)
 	}
 	return nil
+}
+
+// catcher catches the signals the launcher passes on to the chain.
+type catcher struct {
+	c     chan os.Signal
+	ready chan struct{}
+}
+
+// catchSignals starts catching SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1
+// and SIGUSR2 in the background; until that is done they act as usual.
+func catchSignals() *catcher {
+	k := &catcher{c: make(chan os.Signal, 8), ready: make(chan struct{})}
+	go func() {
+		signal.Notify(k.c, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+		close(k.ready)
+	}()
+	return k
+}
+
+// wait returns the channel of caught signals once catching has begun.
+func (k *catcher) wait() <-chan os.Signal {
+	<-k.ready
+	return k.c
+}
+
+// stop ends catching.
+func (k *catcher) stop() {
+	<-k.ready
+	signal.Stop(k.c)
 }
 
 // fdOf returns the descriptor of r when it is an *os.File, else def.

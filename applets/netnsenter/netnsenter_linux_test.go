@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,6 +100,16 @@ func (e *env) run(groups []uint32, extraEnv []string, args ...string) testutil.R
 	cmd.SysProcAttr.Credential.Groups = groups
 	cmd.Env = append(cmd.Env, extraEnv...)
 	return testutil.RunCommand(e.t, cmd)
+}
+
+// underUser returns a runner of prog with its first arguments (ending with
+// the setuid copy) and then the runner's, as the test user without groups.
+func underUser(t *testing.T, e *env, prog string, first ...string) func(args ...string) testutil.Result {
+	return func(args ...string) testutil.Result {
+		cmd := e.user.Command(e.home, prog, slices.Concat(first, args)...)
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		return testutil.RunCommand(t, cmd)
+	}
 }
 
 // marker returns a path in the user's home that "touch" would create, and
@@ -585,38 +596,22 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
 	})
 	t.Run("strace by the user", func(t *testing.T) {
-		run := func(args ...string) testutil.Result {
-			cmd := e.user.Command(e.home, "strace", append([]string{"-f", "-o", "/dev/null", e.bin}, args...)...)
-			cmd.SysProcAttr.Credential.Groups = []uint32{}
-			return testutil.RunCommand(t, cmd)
-		}
+		run := underUser(t, e, "strace", "-f", "-o", "/dev/null", e.bin)
 		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
 	})
 	t.Run("no_new_privs via setpriv", func(t *testing.T) {
-		run := func(args ...string) testutil.Result {
-			cmd := e.user.Command(e.home, "setpriv", append([]string{"--no-new-privs", e.bin}, args...)...)
-			cmd.SysProcAttr.Credential.Groups = []uint32{}
-			return testutil.RunCommand(t, cmd)
-		}
+		run := underUser(t, e, "setpriv", "--no-new-privs", e.bin)
 		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
 	})
 	t.Run("inside bwrap", func(t *testing.T) {
 		bwrap := testutil.RequireCommand(t, "bwrap")
-		run := func(args ...string) testutil.Result {
-			cmd := e.user.Command(e.home, bwrap, append([]string{"--dev-bind", "/", "/", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--die-with-parent", e.bin}, args...)...)
-			cmd.SysProcAttr.Credential.Groups = []uint32{}
-			return testutil.RunCommand(t, cmd)
-		}
+		run := underUser(t, e, bwrap, "--dev-bind", "/", "/", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--die-with-parent", e.bin)
 		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
 	})
 	t.Run("root of the user's own user namespace", func(t *testing.T) {
-		run := func(args ...string) testutil.Result {
-			// unshare -Ur: uid 0 inside, the user outside; the setuid
-			// bit does nothing there (root is not mapped).
-			cmd := e.user.Command(e.home, "unshare", append([]string{"-Ur", e.bin}, args...)...)
-			cmd.SysProcAttr.Credential.Groups = []uint32{}
-			return testutil.RunCommand(t, cmd)
-		}
+		// unshare -Ur: uid 0 inside, the user outside; the setuid bit
+		// does nothing there (root is not mapped).
+		run := underUser(t, e, "unshare", "-Ur", e.bin)
 		check(t, 1, errUserns.Error(), run, with(e.ok)...)
 	})
 	t.Run("child user namespace that maps root", func(t *testing.T) {

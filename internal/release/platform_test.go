@@ -143,3 +143,27 @@ func debugELFInterp(path string) (string, bool) {
 	}
 	return "", true
 }
+
+// FuzzELFInterp: on any bytes elfInterp must not panic, and what it returns
+// is at most 4096 bytes read from the input. (debug/elf is the reference in
+// TestELFInterpMatchesDebugELF; it can take very long on hostile headers,
+// so it is not used here.)
+func FuzzELFInterp(f *testing.F) {
+	for _, interp := range []string{"", "/lib64/ld-linux-x86-64.so.2", "/lib/ld-musl-aarch64.so.1"} {
+		b, err := os.ReadFile(testutil.ELF(f, interp))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("\x7fELF\x01\x02\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := elfInterp(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		if len(got) > 4096 || !bytes.Contains(b, []byte(got)) {
+			t.Fatalf("elfInterp = %q, not a string of the input", got)
+		}
+	})
+}

@@ -227,6 +227,13 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catch
 	}
 	tty := saveTerminal()
 	caught := sigs.wait()
+	// A signal caught before the chain exists ends the launcher as it
+	// would have without catching: nothing is started.
+	select {
+	case s := <-caught:
+		return cli.Exit(128 + int(s.(syscall.Signal)))
+	default:
+	}
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

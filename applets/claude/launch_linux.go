@@ -132,7 +132,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 		return err
 	}
 	defer filterFile.Close()
-	// ExtraFiles become fds 3 and 4 in the child, in this order.
+	// extra become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
 	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
 }

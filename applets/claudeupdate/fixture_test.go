@@ -24,12 +24,12 @@ import (
 	"time"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 // fixture is an HTTPS server with the release layout (signed by a test key)
@@ -78,23 +78,6 @@ func testKeys(t *testing.T) (*openpgp.Entity, *openpgp.Entity) {
 	return keyA, keyB
 }
 
-func armoredKey(t *testing.T, e *openpgp.Entity) []byte {
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	return buf.Bytes()
-}
-
-func fingerprint(e *openpgp.Entity) string {
-	return strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
-}
-
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{
@@ -108,8 +91,8 @@ func newFixture(t *testing.T) *fixture {
 		binHits:  map[string]int{},
 	}
 	f.key, f.other = testKeys(t)
-	f.keyFile, f.otherKF = armoredKey(t, f.key), armoredKey(t, f.other)
-	f.fp, f.otherFP = fingerprint(f.key), fingerprint(f.other)
+	f.keyFile, f.fp = testutil.PublicKey(t, f.key)
+	f.otherKF, f.otherFP = testutil.PublicKey(t, f.other)
 	f.srv = httptest.NewTLSServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	f.base = f.srv.URL + "/claude-code-releases"

@@ -2,13 +2,12 @@ package release
 
 import (
 	"bytes"
-	"encoding/hex"
 	"strings"
 	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
-	"github.com/ProtonMail/go-crypto/openpgp/armor"
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 func newKey(t *testing.T, name string) (*openpgp.Entity, []byte, string) {
@@ -17,16 +16,8 @@ func newKey(t *testing.T, name string) (*openpgp.Entity, []byte, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Serialize(w); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	return e, buf.Bytes(), strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
+	key, fp := testutil.PublicKey(t, e)
+	return e, key, fp
 }
 
 func TestPinnedFingerprint(t *testing.T) {

@@ -1,11 +1,35 @@
 package testutil
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
 )
+
+// PublicKey returns e's public key, ASCII-armoured, and its fingerprint in
+// upper-case hex, as a release's signing key is pinned.
+func PublicKey(t testing.TB, e *openpgp.Entity) (armored []byte, fingerprint string) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := armor.Encode(&buf, openpgp.PublicKeyType, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Serialize(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), strings.ToUpper(hex.EncodeToString(e.PrimaryKey.Fingerprint))
+}
 
 // ELF writes a minimal 64-bit little-endian ELF file with one
 // PT_INTERP program header naming interp ("" for none), as musl

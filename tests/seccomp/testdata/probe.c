@@ -49,16 +49,21 @@ static long sti(unsigned long cmd) {
 	return 0;
 }
 
-static long i386_getpid(void) {
-#if defined(__x86_64__)
-	long r;
-	/* int $0x80 from a 64-bit process: the i386 ABI, getpid is 20. */
-	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+/* sysret turns a raw syscall return (-errno on failure) into libc's. */
+static __attribute__((unused)) long sysret(long r) {
 	if (r < 0) {
 		errno = -r;
 		return -1;
 	}
 	return r;
+}
+
+static long i386_getpid(void) {
+#if defined(__x86_64__)
+	long r;
+	/* int $0x80 from a 64-bit process: the i386 ABI, getpid is 20. */
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20L) : "memory");
+	return sysret(r);
 #else
 	errno = ENOSYS;
 	return -1;
@@ -70,11 +75,7 @@ static long x32_getpid(void) {
 	long r;
 	/* x32: __X32_SYSCALL_BIT | 39 (getpid) through the 64-bit entry. */
 	__asm__ volatile("syscall" : "=a"(r) : "a"(0x40000000L | 39L) : "rcx", "r11", "memory");
-	if (r < 0) {
-		errno = -r;
-		return -1;
-	}
-	return r;
+	return sysret(r);
 #else
 	errno = ENOSYS;
 	return -1;

@@ -283,21 +283,28 @@ func findInit(nspawn int) int {
 	return 0
 }
 
-// children returns the pids of the children of pid: from
-// /proc/PID/task/PID/children where the kernel has it
-// (CONFIG_PROC_CHILDREN; nspawn is single-threaded), else from every
-// process's parent in /proc/*/stat.
+// children returns the pids of the children of pid: from each of its
+// threads' /proc/PID/task/TID/children where the kernel has them
+// (CONFIG_PROC_CHILDREN; a child is listed under the thread that forked
+// it), else from every process's parent in /proc/*/stat.
 func children(pid int) []int {
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/[0-9]*/children", pid))
+	if len(files) == 0 {
+		return childrenFromStat(pid)
+	}
 	var pids []int
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid)); err == nil {
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue // the thread has exited
+		}
 		for _, f := range strings.Fields(string(b)) {
 			if p, err := strconv.Atoi(f); err == nil {
 				pids = append(pids, p)
 			}
 		}
-		return pids
 	}
-	return childrenFromStat(pid)
+	return pids
 }
 
 func childrenFromStat(pid int) []int {

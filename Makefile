@@ -49,7 +49,7 @@ build/claude-sandbox: $(GOSRC) build/ldflags
 	$(GOBUILD) -o $@ ./cmd/multicall
 
 # The setuid helper links only the standard library, x/sys/unix and its own
-# packages (see applets/netnsenter/deps_test.go).
+# packages (see applets/netns-enter/deps_test.go).
 build/netns-enter: $(GOSRC) build/ldflags
 	$(GOBUILD) -tags netnsenter_only -o $@ ./cmd/multicall
 

@@ -1,4 +1,4 @@
-# netns-enter, the setuid helper (applets/netnsenter, README: netns-enter).
+# netns-enter, the setuid helper (applets/netns-enter, README: netns-enter).
 #
 # install-netns-enter    build/netns-enter (the -tags netnsenter_only build) to
 #                        $(DESTDIR)$(PREFIX)/bin/netns-enter, root:root 4755, a copy;
@@ -51,15 +51,15 @@ uninstall-netns-enter:
 	fi
 
 test-netns-enter:
-	$(GO) test $(TESTFLAGS) ./applets/netnsenter/... ./internal/nsname/... ./internal/dispatch/...
+	$(GO) test $(TESTFLAGS) ./applets/netns-enter/... ./internal/nsname/... ./internal/dispatch/...
 
 fuzz-netns-enter:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netnsenter
-	$(GO) test -run '^$$' -fuzz '^FuzzParseWhitelist$$' -fuzztime $(FUZZTIME) ./applets/netnsenter
-	$(GO) test -run '^$$' -fuzz '^FuzzLookupGroup$$' -fuzztime $(FUZZTIME) ./applets/netnsenter
+	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test -run '^$$' -fuzz '^FuzzParseWhitelist$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test -run '^$$' -fuzz '^FuzzLookupGroup$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
 	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/nsname
 
 bench-netns-enter:
-	GO='$(GO)' applets/netnsenter/bench.sh
+	GO='$(GO)' applets/netns-enter/bench.sh
 
 BENCH += bench-netns-enter

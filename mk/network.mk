@@ -1,5 +1,5 @@
 # The agent's network namespace: netns-setup, its firewall, the systemd and
-# systemd-networkd units (applets/netnssetup, internal/netcfg, internal/nft,
+# systemd-networkd units (applets/netns-setup, internal/netcfg, internal/nft,
 # README: The network namespace).
 #
 # install-network    make install and install-netns-enter, then under

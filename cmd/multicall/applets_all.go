@@ -4,9 +4,9 @@ package main
 
 import (
 	"github.com/claude-sandbox/claude-sandbox/applets/claude"
-	"github.com/claude-sandbox/claude-sandbox/applets/claudeupdate"
-	"github.com/claude-sandbox/claude-sandbox/applets/netnsenter"
-	"github.com/claude-sandbox/claude-sandbox/applets/netnssetup"
+	"github.com/claude-sandbox/claude-sandbox/applets/claude-update"
+	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
+	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
 	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
 )
 

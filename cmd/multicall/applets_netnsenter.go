@@ -6,7 +6,7 @@
 package main
 
 import (
-	"github.com/claude-sandbox/claude-sandbox/applets/netnsenter"
+	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
 	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
 )
 

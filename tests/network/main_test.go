@@ -23,7 +23,7 @@ import (
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/claude-sandbox/claude-sandbox/applets/netnssetup"
+	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 )
 

@@ -25,7 +25,7 @@ var privilegedPackages = map[string]bool{
 	module + "/internal/cli":       true,
 	module + "/internal/buildinfo": true,
 	module + "/internal/nsname":    true,
-	module + "/applets/netnsenter": true,
+	module + "/applets/netns-enter": true,
 	"golang.org/x/sys/unix":        true,
 }
 

@@ -1,5 +1,5 @@
 # The claude launcher (applets/claude, internal/bwrap, internal/sandbox,
-# internal/sandboxcfg; README: The launcher).
+# internal/sandboxcfg; docs/launcher.md).
 #
 # test-launcher   unit tests, and as root the sandbox tests as the test user
 # e2e-agent       the real agent (scripts/fetch-agent, cached) through the

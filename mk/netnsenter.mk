@@ -1,4 +1,4 @@
-# netns-enter, the setuid helper (applets/netns-enter, README: netns-enter).
+# netns-enter, the setuid helper (applets/netns-enter, docs/netns-enter.md).
 #
 # install-netns-enter    build/netns-enter (the -tags netnsenter_only build) to
 #                        $(DESTDIR)$(PREFIX)/bin/netns-enter, root:root 4755, a copy;

@@ -1,5 +1,5 @@
 # End-to-end tests under a real systemd booted with systemd-nspawn
-# (tests/systemd, README: End-to-end test under a real systemd). Root only; needs the Debian
+# (tests/systemd, docs/development.md). Root only; needs the Debian
 # packages systemd, systemd-container, dbus and libpam-systemd.
 
 .PHONY: e2e-systemd

@@ -179,6 +179,9 @@ func openDir(path string) (int, error) {
 			fd = next
 		}
 		fi, err := fstat(fd, cur)
+		if err == nil && fi.Mode&sIFMT == sIFDIR {
+			fi.ACL, err = dirACL(fd, cur)
+		}
 		if err == nil {
 			err = checkDir(cur, fi)
 		}
@@ -212,6 +215,9 @@ func readTrusted(path string, max int64) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	fi, err := fstat(fd, path)
+	if err == nil {
+		fi.ACL, err = fdACL(fd, path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +420,32 @@ func fstat(fd int, path string) (fileInfo, error) {
 		return fileInfo{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	return fileInfo{Mode: st.Mode, Uid: st.Uid, Gid: st.Gid, Size: st.Size}, nil
+}
+
+// fdACL returns the POSIX access ACL of the file open at fd (not O_PATH),
+// or nil when it has none or its filesystem has no ACLs.
+func fdACL(fd int, path string) ([]byte, error) {
+	buf := make([]byte, 64<<10) // XATTR_SIZE_MAX: every value fits
+	n, err := unix.Fgetxattr(fd, "system.posix_acl_access", buf)
+	switch err {
+	case nil:
+		return buf[:n], nil
+	case unix.ENODATA, unix.EOPNOTSUPP:
+		return nil, nil
+	}
+	return nil, &os.PathError{Op: "fgetxattr system.posix_acl_access", Path: path, Err: err}
+}
+
+// dirACL is fdACL for a directory open with O_PATH, on which fgetxattr fails
+// (EBADF): it reads the ACL through "." opened beneath it, the same
+// directory.
+func dirACL(pathfd int, path string) ([]byte, error) {
+	fd, err := unix.Openat(pathfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	return fdACL(fd, path)
 }
 
 // readAll reads fd to EOF, failing beyond max bytes.

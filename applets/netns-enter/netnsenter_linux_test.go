@@ -40,7 +40,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	u := testutil.RequireUser(t)
-	for _, c := range []string{"ip", "mount", "umount", "unshare", "setpriv", "strace", "mkfifo"} {
+	for _, c := range []string{"ip", "mount", "umount", "unshare", "setpriv", "strace", "mkfifo", "setfacl"} {
 		testutil.RequireCommand(t, c)
 	}
 	closeOnExecAbove2(t)
@@ -267,6 +267,15 @@ func TestSetuidHappyPath(t *testing.T) {
 		}
 	})
 
+	t.Run("whitelist with a read-only ACL entry", func(t *testing.T) {
+		setfacl(t, "-m", "u:"+e.user.Name+":r", e.whitelist)
+		defer e.writeWhitelist(e.defaultWhitelist())
+		r := e.run(nil, nil, e.ok, "--", "readlink", "/proc/self/ns/net")
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want {
+			t.Errorf("%s, want %q", r, want)
+		}
+	})
+
 	t.Run("1000 runs land in the namespace", func(t *testing.T) {
 		want := fmt.Sprintf("net:[%d]\n", e.okIno)
 		for i := 0; i < 1000; i++ {
@@ -414,6 +423,18 @@ func TestSetuidHostile(t *testing.T) {
 			fmt.Sprintf("whitelist %[1]s is writable by others: chmod o-w %[1]s", wl)},
 		{"whitelist group-writable", func(t *testing.T) { chown(t, wl, 0, int(e.usersGid)); chmod(t, wl, 0o664) },
 			fmt.Sprintf("whitelist %[1]s is writable by group %[2]d: chmod g-w %[1]s", wl, e.usersGid)},
+		{"whitelist group-writable by gid 0", func(t *testing.T) { chmod(t, wl, 0o664) },
+			fmt.Sprintf("whitelist %[1]s is writable by group 0: chmod g-w %[1]s", wl)},
+		{"whitelist ACL grants the user write", func(t *testing.T) { setfacl(t, "-m", "u:"+e.user.Name+":rw", wl) },
+			fmt.Sprintf("whitelist %[1]s has an ACL entry granting write to uid %[2]d: setfacl -b %[1]s", wl, e.user.Uid)},
+		{"whitelist ACL grants a group write, masked", func(t *testing.T) {
+			setfacl(t, "-m", fmt.Sprintf("g:%d:rw", e.usersGid), wl)
+			chmod(t, wl, 0o644) // the mask: nobody may write today
+		}, fmt.Sprintf("whitelist %[1]s has an ACL entry granting write to gid %[2]d: setfacl -b %[1]s", wl, e.usersGid)},
+		{"whitelist directory ACL grants the user write", func(t *testing.T) {
+			setfacl(t, "-m", "u:"+e.user.Name+":rwx", e.etc)
+			t.Cleanup(func() { setfacl(t, "-b", e.etc) })
+		}, fmt.Sprintf("whitelist %[1]s: directory %[2]s has an ACL entry granting write to uid %[3]d: setfacl -b %[2]s", wl, e.etc, e.user.Uid)},
 		{"whitelist owned by the user", func(t *testing.T) { e.user.Chown(t, wl) },
 			fmt.Sprintf("whitelist %[1]s is owned by uid %[2]d, not root: chown root:root %[1]s", wl, e.user.Uid)},
 		{"whitelist a symlink", func(t *testing.T) {
@@ -651,6 +672,14 @@ func chmod(t *testing.T, p string, mode uint32) {
 	t.Helper()
 	if err := unix.Chmod(p, mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// setfacl runs setfacl(1) with args.
+func setfacl(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("setfacl", args...).CombinedOutput(); err != nil {
+		t.Fatalf("setfacl %q: %v: %s", args, err, out)
 	}
 }
 

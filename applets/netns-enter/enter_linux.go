@@ -245,7 +245,10 @@ func openTarget(name string) (fd int, err error) {
 		Flags:   uint64(flags),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
-	if err == unix.ENOSYS { // Linux before 5.6
+	// Linux before 5.6 has no openat2 (ENOSYS); seccomp profiles written
+	// before it, as older container runtimes ship, deny it (EPERM). The
+	// name was validated, so openat with O_NOFOLLOW opens the same file.
+	if err == unix.ENOSYS || err == unix.EPERM {
 		fd, err = unix.Openat(dfd, name, flags|unix.O_NOFOLLOW, 0)
 	}
 	unix.Close(dfd)

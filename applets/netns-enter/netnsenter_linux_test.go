@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -272,6 +273,19 @@ func TestSetuidHappyPath(t *testing.T) {
 		defer e.writeWhitelist(e.defaultWhitelist())
 		r := e.run(nil, nil, e.ok, "--", "readlink", "/proc/self/ns/net")
 		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want {
+			t.Errorf("%s, want %q", r, want)
+		}
+	})
+
+	t.Run("openat2 denied by seccomp", func(t *testing.T) {
+		// Container runtimes whose seccomp profile predates openat2
+		// answer EPERM, not ENOSYS: the name is validated, so openat
+		// with O_NOFOLLOW is as good.
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDenyOpenat2$", "--", e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
+		cmd.Env = append(e.user.Command(e.home, "x").Env, fmt.Sprintf("%s=%d:%d", denyOpenat2Env, e.user.Uid, e.user.Gid))
+		cmd.Dir = e.home
+		r := testutil.RunCommand(t, cmd)
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want || r.Stderr != "" {
 			t.Errorf("%s, want %q", r, want)
 		}
 	})
@@ -791,4 +805,55 @@ func closeOnExecAbove2(t *testing.T) {
 			syscall.CloseOnExec(fd)
 		}
 	}
+}
+
+// denyOpenat2Env, set to UID:GID, makes TestHelperDenyOpenat2 a helper
+// process instead of a test.
+const denyOpenat2Env = "NETNS_ENTER_TEST_DENY_OPENAT2"
+
+// TestHelperDenyOpenat2 is not a test. As a helper (see denyOpenat2Env), it
+// runs as root, installs a seccomp filter that makes openat2 fail with EPERM
+// (as the default profiles of older container runtimes do), becomes UID:GID
+// without supplementary groups and executes the arguments after "--". The
+// filter is inherited across the setuid execution of netns-enter; root may
+// install it without no_new_privs, which would disable setuid.
+func TestHelperDenyOpenat2(t *testing.T) {
+	spec := os.Getenv(denyOpenat2Env)
+	if spec == "" {
+		return
+	}
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(125)
+	}
+	var uid, gid int
+	if _, err := fmt.Sscanf(spec, "%d:%d", &uid, &gid); err != nil {
+		fail(err)
+	}
+	argv := os.Args[slices.Index(os.Args, "--")+1:]
+	const (
+		ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		retK   = unix.BPF_RET | unix.BPF_K
+	)
+	filter := []unix.SockFilter{
+		{Code: ldAbsW, K: 0}, // seccomp_data.nr
+		{Code: jeqK, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
+		{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: retK, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		fail(fmt.Errorf("seccomp: %w", e))
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setresgid(gid, gid, gid); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+		fail(err)
+	}
+	fail(syscall.Exec(argv[0], argv, os.Environ()))
 }

@@ -39,7 +39,7 @@ build: build/claude-sandbox build/netns-enter
 
 # Rebuild only when a source or the baked-in settings change, so that
 # `make && sudo make install` does not need Go in root's PATH.
-GOSRC := $(shell find cmd applets internal -name '*.go' ! -name '*_test.go' 2>/dev/null) go.mod go.sum
+GOSRC := $(shell find cmd applets internal \( -name '*.go' -o -name '*.s' \) ! -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 build/ldflags: FORCE
 	@mkdir -p build
@@ -49,9 +49,10 @@ build/claude-sandbox: $(GOSRC) build/ldflags
 	$(GOBUILD) -o $@ ./cmd/multicall
 
 # The setuid helper links only the standard library, x/sys/unix and its own
-# packages (see applets/netns-enter/deps_test.go).
+# packages (see applets/netns-enter/deps_test.go), and starts at its own entry
+# point (applets/netns-enter/entry_linux.go).
 build/netns-enter: $(GOSRC) build/ldflags
-	$(GOBUILD) -tags netnsenter_only -o $@ ./cmd/multicall
+	$(GOBUILD) -tags netnsenter_only -ldflags '$(LDFLAGS) -E=_netnsenter_rt0' -o $@ ./cmd/multicall
 
 FORCE:
 

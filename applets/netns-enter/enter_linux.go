@@ -35,6 +35,20 @@ func notActive(name string) error {
 func enter(req request, whitelist string) error {
 	runtime.LockOSThread()
 
+	// 0. The runtime started as the caller (see entry_linux.go): threads
+	// it made count against the caller's RLIMIT_NPROC, however many
+	// GOMAXPROCS asked for. From here on it needs one P, which bounds the
+	// threads made while privileged to a few.
+	if err := checkEntry(); err != nil {
+		return err
+	}
+	runtime.GOMAXPROCS(1)
+	if entryDropped == 1 {
+		if err := syscall.Setresuid(-1, 0, -1); err != nil {
+			return fmt.Errorf("take back root: %w", os.NewSyscallError("setresuid", err))
+		}
+	}
+
 	// 1. Who is calling.
 	ruid, rgid := unix.Getuid(), unix.Getgid()
 	if ruid == 0 {
@@ -98,6 +112,9 @@ func enter(req request, whitelist string) error {
 	envv := splitEnv(env)
 	path, err := lookPath(req.Argv[0], envv)
 	if err != nil {
+		return err
+	}
+	if err := restoreSignals(); err != nil {
 		return err
 	}
 	err = unix.Exec(path, req.Argv, envv)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -281,12 +282,60 @@ func TestSetuidHappyPath(t *testing.T) {
 		// Container runtimes whose seccomp profile predates openat2
 		// answer EPERM, not ENOSYS: the name is validated, so openat
 		// with O_NOFOLLOW is as good.
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperDenyOpenat2$", "--", e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
-		cmd.Env = append(e.user.Command(e.home, "x").Env, fmt.Sprintf("%s=%d:%d", denyOpenat2Env, e.user.Uid, e.user.Gid))
-		cmd.Dir = e.home
+		cmd := e.helper(t, []string{helperDenyEnv + "=1"}, e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
 		r := testutil.RunCommand(t, cmd)
 		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want || r.Stderr != "" {
 			t.Errorf("%s, want %q", r, want)
+		}
+	})
+
+	t.Run("trap '' TERM stays ignored", func(t *testing.T) {
+		cmd := e.user.Command(e.home, "/bin/sh", "-c", `trap "" TERM; exec "$0" "$1" -- sh -c 'kill -TERM $$; echo survived'`, e.bin, e.ok)
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		if r := testutil.RunCommand(t, cmd); r.Code != 0 || r.Stdout != "survived\n" || r.Stderr != "" {
+			t.Errorf("%s, want exit 0 and survived", r)
+		}
+	})
+
+	t.Run("ignored and blocked signals as the caller left them", func(t *testing.T) {
+		// Among them signals Go's runtime handles (HUP QUIT USR1 PIPE
+		// TERM URG), unblocks (INT TERM CHLD PROF) or leaves alone (TSTP).
+		settings := []string{helperIgnoreEnv + "=1,3,10,13,15,20,23", helperBlockEnv + "=2,12,14,15,17,27"}
+		const wantIgn, wantBlk = 0x485205, 0x4016802
+		status := []string{"grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"}
+		direct := testutil.RunCommand(t, e.helper(t, settings, status...))
+		var ign, blk uint64
+		if _, err := fmt.Sscanf(direct.Stdout, "SigBlk:\t%x\nSigIgn:\t%x\n", &blk, &ign); err != nil || direct.Code != 0 {
+			t.Fatalf("the helper's own command: %s: %v", direct, err)
+		}
+		if ign&wantIgn != wantIgn || blk != wantBlk {
+			t.Fatalf("the helper's own command has SigIgn %#x, SigBlk %#x, want %#x (at least) and %#x", ign, blk, wantIgn, wantBlk)
+		}
+		through := testutil.RunCommand(t, e.helper(t, settings, append([]string{e.bin, e.ok, "--"}, status...)...))
+		if through.Code != 0 || through.Stdout != direct.Stdout {
+			t.Errorf("through netns-enter: %s\nwant %q as without it", through, direct.Stdout)
+		}
+	})
+
+	t.Run("RLIMIT_NPROC binds the runtime's start", func(t *testing.T) {
+		// GOMAXPROCS=9000 makes Go's runtime start about 2000 threads
+		// before main. They must count against the caller's limit, as
+		// in any program the caller runs, not be made with root's
+		// CAP_SYS_RESOURCE. The limit leaves room for a normal run and
+		// for the user's other processes.
+		limit := strconv.Itoa(userTasks(t, e.user.Uid) + 200)
+		run := func(extra ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "prlimit", "--nproc="+limit, e.bin, e.ok, "--", "true")
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			cmd.Env = append(cmd.Env, extra...)
+			return testutil.RunCommand(t, cmd)
+		}
+		if r := run(); r.Code != 0 || r.Stderr != "" {
+			t.Fatalf("with RLIMIT_NPROC %s: %s, want exit 0", limit, r)
+		}
+		r := run("GOMAXPROCS=9000")
+		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "runtime: failed to create new OS thread") {
+			t.Errorf("GOMAXPROCS=9000 with RLIMIT_NPROC %s: %s\nwant exit 2 and the runtime's failed to create new OS thread", limit, r)
 		}
 	})
 
@@ -600,6 +649,23 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		}
 		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
 	})
+	t.Run("linked without the entry point", func(t *testing.T) {
+		// It could not keep the caller's signals, nor start the runtime
+		// as the caller: it refuses before anything else.
+		plain := filepath.Join(testutil.PublicDir(t), "netns-enter")
+		build := exec.Command("go", "build", "-trimpath", "-tags", "netnsenter_only", "-o", plain, "./cmd/multicall")
+		build.Dir = testutil.ModuleRoot(t)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v: %s", err, out)
+		}
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, plain, args...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errNoEntry.Error(), run, with(e.ok)...)
+	})
 	t.Run("stdin and stdout closed", func(t *testing.T) {
 		run := func(args ...string) testutil.Result {
 			cmd := e.user.Command(e.home, "/bin/sh", append([]string{"-c", `exec "$0" "$@" <&- >&-`, e.bin}, args...)...)
@@ -770,6 +836,29 @@ func waitNs(t *testing.T, pid int, kind string) {
 	t.Fatalf("process %d did not enter a new %s namespace", pid, kind)
 }
 
+// userTasks counts the tasks (threads) whose real uid is uid: what
+// RLIMIT_NPROC counts.
+func userTasks(t *testing.T, uid uint32) int {
+	t.Helper()
+	paths, err := filepath.Glob("/proc/[0-9]*/task/[0-9]*/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == strconv.Itoa(int(uid)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // lookupGroupFile returns a group's gid from /etc/group.
 func lookupGroupFile(name string) (uint32, error) {
 	data, err := os.ReadFile("/etc/group")
@@ -807,21 +896,41 @@ func closeOnExecAbove2(t *testing.T) {
 	}
 }
 
-// denyOpenat2Env, set to UID:GID, makes TestHelperDenyOpenat2 a helper
-// process instead of a test.
-const denyOpenat2Env = "NETNS_ENTER_TEST_DENY_OPENAT2"
+// Settings of the helper process (TestHelperExec), passed in its
+// environment; they reach the command it executes too, harmlessly.
+const (
+	helperAsEnv     = "NETNS_ENTER_TEST_AS"           // UID:GID; set: run as the helper
+	helperDenyEnv   = "NETNS_ENTER_TEST_DENY_OPENAT2" // 1: openat2 fails with EPERM
+	helperIgnoreEnv = "NETNS_ENTER_TEST_SIGIGN"       // signals to ignore, e.g. 1,15
+	helperBlockEnv  = "NETNS_ENTER_TEST_SIGBLK"       // signals to block
+)
 
-// TestHelperDenyOpenat2 is not a test. As a helper (see denyOpenat2Env), it
-// runs as root, installs a seccomp filter that makes openat2 fail with EPERM
-// (as the default profiles of older container runtimes do), becomes UID:GID
-// without supplementary groups and executes the arguments after "--". The
-// filter is inherited across the setuid execution of netns-enter; root may
-// install it without no_new_privs, which would disable setuid.
-func TestHelperDenyOpenat2(t *testing.T) {
-	spec := os.Getenv(denyOpenat2Env)
+// helper returns the helper process that executes args as the test user
+// after applying settings (helper*Env=value).
+func (e *env) helper(t *testing.T, settings []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperExec$", "--"}, args...)...)
+	cmd.Env = append(e.user.Command(e.home, "x").Env, fmt.Sprintf("%s=%d:%d", helperAsEnv, e.user.Uid, e.user.Gid))
+	cmd.Env = append(cmd.Env, settings...)
+	cmd.Dir = e.home
+	return cmd
+}
+
+// TestHelperExec is not a test. As a helper (helperAsEnv set), it starts as
+// root, sets up what the helper*Env variables ask for, becomes UID:GID
+// without supplementary groups and executes the arguments after "--" from
+// the same thread.
+//
+// A seccomp filter (helperDenyEnv) is inherited across the setuid execution
+// of netns-enter; root may install it without no_new_privs, which would
+// disable setuid. Signals are ignored and blocked with raw system calls, so
+// that the command starts with exactly that state (Go's own handlers are
+// reset to the default by execve, as for any program).
+func TestHelperExec(t *testing.T) {
+	spec := os.Getenv(helperAsEnv)
 	if spec == "" {
 		return
 	}
+	runtime.LockOSThread()
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, "helper:", err)
 		os.Exit(125)
@@ -831,20 +940,37 @@ func TestHelperDenyOpenat2(t *testing.T) {
 		fail(err)
 	}
 	argv := os.Args[slices.Index(os.Args, "--")+1:]
-	const (
-		ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		retK   = unix.BPF_RET | unix.BPF_K
-	)
-	filter := []unix.SockFilter{
-		{Code: ldAbsW, K: 0}, // seccomp_data.nr
-		{Code: jeqK, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
-		{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
-		{Code: retK, K: unix.SECCOMP_RET_ALLOW},
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fail(err)
 	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		fail(fmt.Errorf("seccomp: %w", e))
+	signals := func(key string) []int {
+		var sigs []int
+		for _, f := range strings.FieldsFunc(os.Getenv(key), func(r rune) bool { return r == ',' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				fail(err)
+			}
+			sigs = append(sigs, n)
+		}
+		return sigs
+	}
+	if os.Getenv(helperDenyEnv) == "1" {
+		const (
+			ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+			jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+			retK   = unix.BPF_RET | unix.BPF_K
+		)
+		filter := []unix.SockFilter{
+			{Code: ldAbsW, K: 0}, // seccomp_data.nr
+			{Code: jeqK, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
+			{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+			{Code: retK, K: unix.SECCOMP_RET_ALLOW},
+		}
+		prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+		if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+			fail(fmt.Errorf("seccomp: %w", e))
+		}
 	}
 	if err := syscall.Setgroups(nil); err != nil {
 		fail(err)
@@ -855,5 +981,18 @@ func TestHelperDenyOpenat2(t *testing.T) {
 	if err := syscall.Setresuid(uid, uid, uid); err != nil {
 		fail(err)
 	}
-	fail(syscall.Exec(argv[0], argv, os.Environ()))
+	for _, sig := range signals(helperIgnoreEnv) {
+		act := [4]uint64{1} // sa_handler SIG_IGN
+		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+			fail(fmt.Errorf("ignore signal %d: %w", sig, e))
+		}
+	}
+	var set unix.Sigset_t
+	for _, sig := range signals(helperBlockEnv) {
+		set.Val[0] |= 1 << (sig - 1)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &set, nil); err != nil {
+		fail(err)
+	}
+	fail(syscall.Exec(path, argv, os.Environ()))
 }

@@ -86,7 +86,7 @@ uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
-	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox 2>/dev/null
+	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox $(DESTDIR)$(PREFIX)/lib/sysctl.d 2>/dev/null
 
 clean:
 	rm -rf build

@@ -42,6 +42,9 @@ func enter(req request, whitelist string) error {
 	if err := checkEntry(); err != nil {
 		return err
 	}
+	if err := ignoreSignals(); err != nil {
+		return err
+	}
 	runtime.GOMAXPROCS(1)
 	if entryDropped == 1 {
 		if err := syscall.Setresuid(-1, 0, -1); err != nil {
@@ -114,7 +117,7 @@ func enter(req request, whitelist string) error {
 	if err != nil {
 		return err
 	}
-	if err := restoreSignals(); err != nil {
+	if err := restoreMask(); err != nil {
 		return err
 	}
 	err = unix.Exec(path, req.Argv, envv)

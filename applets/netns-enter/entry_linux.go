@@ -44,14 +44,13 @@ func checkEntry() error {
 
 const sigIgn = 1 // SIG_IGN
 
-// restoreSignals gives the command the caller's signals: the signals the
-// caller ignored are ignored again, and this thread's mask is the caller's.
-// Signals Go handles and the caller did not ignore become the default on
-// execve, as they were. Raw system calls: the runtime must not know (it
-// would restore its own handlers).
-//
-// Preconditions: the OS thread is locked and execs next, unprivileged.
-func restoreSignals() error {
+// ignoreSignals ignores again, for the whole process, the signals the
+// caller ignored. It runs first, so that such a signal arriving while
+// netns-enter runs is ignored too (Go's handler would make it fatal), and the
+// command inherits the dispositions through execve. Signals Go handles that
+// the caller did not ignore become the default on execve, as they were. Raw
+// system calls: the runtime must not know.
+func ignoreSignals() error {
 	for sig := 1; sig <= 64; sig++ {
 		if entryHandlers[sig] != sigIgn {
 			continue
@@ -61,6 +60,16 @@ func restoreSignals() error {
 			return fmt.Errorf("ignore signal %d: %w", sig, os.NewSyscallError("rt_sigaction", e))
 		}
 	}
+	return nil
+}
+
+// restoreMask sets this thread's signal mask to the caller's, for execve to
+// pass on. Until then the mask is Go's (a signal the caller blocked is not
+// held during netns-enter's own few milliseconds: the runtime's threads do
+// not block it).
+//
+// Preconditions: the OS thread is locked and execs next, unprivileged.
+func restoreMask() error {
 	set := unix.Sigset_t{Val: [16]uint64{entryMask}}
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &set, nil); err != nil {
 		return fmt.Errorf("restore the signal mask: %w", err)

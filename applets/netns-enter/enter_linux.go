@@ -35,10 +35,12 @@ func notActive(name string) error {
 func enter(req request, whitelist string) error {
 	runtime.LockOSThread()
 
-	// 0. The runtime started as the caller (see entry_linux.go): threads
-	// it made count against the caller's RLIMIT_NPROC, however many
-	// GOMAXPROCS asked for. From here on it needs one P, which bounds the
-	// threads made while privileged to a few.
+	// 0. The entry point (entry_linux.go) recorded the caller's signals
+	// and started the runtime as the caller: threads it made count
+	// against the caller's RLIMIT_NPROC, however many GOMAXPROCS asked
+	// for. The caller's ignored signals are ignored again; from here on
+	// the runtime has one P, which bounds the threads made while
+	// privileged to a few; then root is taken back.
 	if err := checkEntry(); err != nil {
 		return err
 	}

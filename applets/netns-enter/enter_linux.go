@@ -13,6 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Size limits of the files read with privilege.
+const (
+	maxWhitelistSize = 64 << 10
+	maxGroupFileSize = 4 << 20
+)
+
 // Refusals that do not depend on input.
 var (
 	errNotSetuid  = errors.New("netns-enter must be installed setuid root: run make install-network")

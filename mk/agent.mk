@@ -5,7 +5,8 @@
 #                 API on loopback: tool results from Bash, Read, Write and
 #                 Edit show the project, the sandbox, the exit status
 # bench-agent     one agent turn with one Bash tool call, sandboxed against
-#                 bare, median ratio
+#                 bare: medians of wall and CPU time and their ratios (root:
+#                 each run gets a cgroup)
 
 .PHONY: e2e-agent-loop bench-agent
 E2E   += e2e-agent-loop

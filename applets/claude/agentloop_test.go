@@ -48,6 +48,7 @@ func loopSandbox(t *testing.T) *testutil.Sandbox {
 		t.Skip("CLAUDE_SBX_E2E_AGENT not set: run make e2e-agent-loop")
 	}
 	s := testutil.NewSandbox(t)
+	testutil.RequireCommand(t, "git")
 	dst := filepath.Join(s.BinDir, "claude")
 	if err := os.Remove(dst); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,15 @@
 //     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, answered with SideText;
 //   - POST /v1/messages/count_tokens: answered with a rough count.
 //
+// A WebFetch tool call is run by the agent, not by the API: it first asks
+// claude.ai whether the domain may be fetched (the result is "Unable to
+// verify if domain ... is safe to fetch" without that network; the setting
+// "skipWebFetchPreflight": true in ~/.claude/settings.json skips it), then
+// fetches the URL over https even when given http (so a page server needs
+// TLS and a CA the agent trusts, e.g. NODE_EXTRA_CA_CERTS), and then asks
+// the small model to answer the prompt from the page (a request without
+// tools).
+//
 // Anything else is answered 404 with an API error and recorded (see
 // Requests), so a test can see what a new agent version asks for.
 //

@@ -20,9 +20,9 @@
 // verify if domain ... is safe to fetch" without that network; the setting
 // "skipWebFetchPreflight": true in ~/.claude/settings.json skips it), then
 // fetches the URL over https even when given http (so a page server needs
-// TLS and a CA the agent trusts, e.g. NODE_EXTRA_CA_CERTS), and then asks
-// the small model to answer the prompt from the page (a request without
-// tools).
+// TLS and a CA the agent trusts, e.g. NODE_EXTRA_CA_CERTS). What it asks
+// the API about a fetched page was not observed yet; a request without
+// tools gets SideText.
 //
 // Anything else is answered 404 with an API error and recorded (see
 // Requests), so a test can see what a new agent version asks for.

@@ -2,18 +2,22 @@
 // tests that run the real agent (`claude -p ...`) with ANTHROPIC_BASE_URL
 // pointing at it and a dummy key. It never talks to the network itself.
 //
-// What the agent (2.1.x, found by running it against a server that logs
-// every request) calls:
+// What the agent (2.1.333 with -p, found by running it against a server
+// that logs every request) calls:
 //
-//   - HEAD /api/hello at start, a connectivity check: answered 200;
+//   - HEAD /api/hello at start, a connectivity check, unless
+//     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1: answered 200 (without
+//     that variable it also resolves api.anthropic.com, whatever the base
+//     URL);
 //   - POST /v1/messages?beta=true with "stream": true for every turn of the
 //     tool loop: the body carries "tools" (Bash, Read, Write, Edit, ...;
 //     WebFetch is a deferred tool, loaded through ToolSearch) and all
 //     messages so far, the tool results included;
-//   - POST /v1/messages without "tools" for side questions on the small
-//     model (titles, summaries); not seen with
-//     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, answered with SideText;
-//   - POST /v1/messages/count_tokens: answered with a rough count.
+//   - nothing else in those runs. Other versions and modes may send
+//     POST /v1/messages without "tools" (side questions on the small
+//     model: titles, summaries), answered with SideText without using up
+//     the script, and POST /v1/messages/count_tokens, answered with a
+//     rough count.
 //
 // A WebFetch tool call is run by the agent, not by the API: it first asks
 // claude.ai whether the domain may be fetched (the result is "Unable to

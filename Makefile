@@ -1,7 +1,7 @@
 # claude-sandbox: build, test and install the multicall binary.
 #
 # Knobs (make VAR=value): PREFIX, DESTDIR, SYSCONFDIR, CLAUDE_BINDIR,
-# CLAUDE_HOME_NAME, NETNS, VERSION, BWRAP, APPARMOR_DIR.
+# CLAUDE_HOME_NAME, NETNS, VERSION, BWRAP, APPARMOR, APPARMOR_DIR.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -33,13 +33,15 @@ MANPAGES := claude.1 claude-update.1 claude-sandbox-init.5 netns-firewall.conf.5
 
 # The AppArmor profile (install/apparmor) for the bwrap the launcher runs.
 # It is installed where AppArmor 4 policy is (abi/4.0: the releases that
-# restrict user namespaces, Ubuntu 23.10 and later), and loaded when this
-# is a real install on a kernel with AppArmor. APPARMOR_DIR is not under
+# restrict user namespaces, Ubuntu 23.10 and later; APPARMOR=yes or no
+# overrides), and loaded when this is a real install on a kernel with
+# AppArmor. APPARMOR_DIR is not under
 # PREFIX: AppArmor reads /etc/apparmor.d only.
 BWRAP        ?= /usr/bin/bwrap
 APPARMOR_DIR ?= /etc/apparmor.d
 APPARMOR_PROFILE = $(DESTDIR)$(APPARMOR_DIR)/claude-sandbox-bwrap
-APPARMOR_HAS_USERNS = [ -e '$(DESTDIR)$(APPARMOR_DIR)/abi/4.0' ]
+APPARMOR ?= $(shell [ -e '$(APPARMOR_DIR)/abi/4.0' ] && echo yes)
+APPARMOR_HAS_USERNS = [ '$(APPARMOR)' = yes ]
 APPARMOR_LIVE = [ -z '$(DESTDIR)' ] && [ -d /sys/kernel/security/apparmor ] && command -v apparmor_parser >/dev/null
 
 # Fragments in mk/ append to these.

@@ -525,6 +525,9 @@ func checkWhitelist(s *state) Result {
 	case strings.Contains(msg, "does not exist"):
 		r.Message = msg
 		r.Fix = "sudo make install-network"
+	case strings.Contains(msg, "must be installed setuid root"):
+		r.Message = msg
+		r.Fix = "sudo chmod 4755 " + s.c.NetnsEnter
 	default:
 		r.Message = "netns-enter: " + msg
 		r.Fix = "see DIAGNOSTICS in netns-enter(8)"
@@ -563,8 +566,9 @@ func checkNamespace(s *state) Result {
 		return r
 	}
 	if !s.entered {
-		r.Message = fmt.Sprintf("%s exists but netns-enter cannot enter it (see the lines above)", p)
-		r.Fix = restart
+		// netns-enter refused before it reached the namespace: the
+		// whitelist line says why.
+		r.Status, r.Message, r.Fix = Skip, fmt.Sprintf("%s exists; netns-enter did not get in", p), "see the whitelist line"
 		return r
 	}
 	s.up = true

@@ -287,6 +287,9 @@ func TestChecks(t *testing.T) {
 		{"whitelist missing", false, func(h *fakeHost) {
 			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter does not exist: run make install-network\n"}
 		}, "whitelist", Fail, "does not exist", "sudo make install-network"},
+		{"helper not setuid, as netns-enter says", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: netns-enter must be installed setuid root: run make install-network\n"}
+		}, "whitelist", Fail, "must be installed setuid root", "sudo chmod 4755 /usr/local/bin/netns-enter"},
 		{"whitelist malformed", false, func(h *fakeHost) {
 			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter:3: want NAME or NAME @GROUP, got 3 fields\n"}
 		}, "whitelist", Fail, "netns-enter: whitelist /usr/local/etc/netns-enter:3", "see DIAGNOSTICS in netns-enter(8)"},
@@ -296,6 +299,9 @@ func TestChecks(t *testing.T) {
 			delete(h.stats, "/run/netns/agents")
 			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}
 		}, "namespace", Fail, "namespace agents is not active", "sudo systemctl enable --now netns@agents.service"},
+		{"namespace not judged when netns-enter refuses", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not in the whitelist /usr/local/etc/netns-enter\n"}
+		}, "namespace", Skip, "/run/netns/agents exists; netns-enter did not get in", "see the whitelist line"},
 		{"whitelist ok although namespace down", false, func(h *fakeHost) {
 			delete(h.stats, "/run/netns/agents")
 			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}

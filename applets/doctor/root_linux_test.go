@@ -272,3 +272,21 @@ func TestHelperDNS(t *testing.T) {
 		pc.WriteTo(reply, addr)
 	}
 }
+
+// TestSandboxDoctorFlag: claude --sandbox-doctor ARGS runs the doctor of
+// the same binary with ARGS.
+func TestSandboxDoctorFlag(t *testing.T) {
+	cmd := exec.Command(testutil.Binary(t), "--sandbox-doctor", "--json")
+	cmd.Args[0] = "claude"
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "CLAUDE_SBX_BINDIR=" + t.TempDir()}
+	r, code := runDoctor(t, cmd)
+	if c := line(t, r, "agent"); c.Status != Fail || code != 1 {
+		t.Errorf("claude --sandbox-doctor with an empty bin directory: agent %+v, exit %d; want FAIL, 1", c, code)
+	}
+	cmd = exec.Command(testutil.Binary(t), "--sandbox-doctor", "--frob")
+	cmd.Args[0] = "claude"
+	res := testutil.RunCommand(t, cmd)
+	if res.Code != 2 || !strings.HasPrefix(res.Stderr, "doctor: unknown flag --frob") {
+		t.Errorf("claude --sandbox-doctor --frob: %s", res)
+	}
+}

@@ -138,6 +138,23 @@ func Run(ctx context.Context, h Host, c Config) []Result {
 
 func (s *state) run(argv ...string) Output { return s.h.Run(s.ctx, argv...) }
 
+// Where the commands the checks run are, as the launcher looks for
+// systemd-run: fixed system paths, not $PATH.
+var (
+	systemdRun = []string{"/usr/bin/systemd-run", "/bin/systemd-run"}
+	ipPaths    = []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}
+)
+
+// firstExisting returns the first of paths that exists, or "".
+func (s *state) firstExisting(paths ...string) string {
+	for _, p := range paths {
+		if exists(s.h, p) {
+			return p
+		}
+	}
+	return ""
+}
+
 func exists(h Host, p string) bool {
 	_, err := h.Stat(p)
 	return err == nil
@@ -214,7 +231,7 @@ func checkAppArmor(s *state) Result {
 		return r
 	}
 	if v == "0" {
-		r.Status, r.Message = OK, "kernel.apparmor_restrict_unprivileged_userns = 0: the restriction is off for every program (the global opt-in); the bwrap profile does not need it"
+		r.Status, r.Message = OK, "kernel.apparmor_restrict_unprivileged_userns = 0: the restriction is off for every program (the global opt-in, which the bwrap profile makes unnecessary)"
 		return r
 	}
 	bw := s.bwrapPath()
@@ -400,7 +417,7 @@ func checkUserManager(s *state) Result {
 	dir := s.h.Getenv("XDG_RUNTIME_DIR")
 	user := s.h.User()
 	switch {
-	case !exists(s.h, "/usr/bin/systemd-run") && !exists(s.h, "/bin/systemd-run"):
+	case s.firstExisting(systemdRun...) == "":
 		r.Message = "systemd-run is not installed: the sandbox runs without a scope in agent.slice"
 		r.Fix = "sudo apt-get install systemd"
 	case !path.IsAbs(dir):
@@ -428,7 +445,12 @@ func checkSlice(s *state) Result {
 		r.Status, r.Message, r.Fix = Skip, "no user manager", "see the systemd-user line"
 		return r
 	}
-	argv := []string{"systemd-run", "--user", "--scope", "--slice=agent", "--quiet", "--", "true"}
+	sr := s.firstExisting(systemdRun...)
+	if sr == "" {
+		r.Status, r.Message, r.Fix = Skip, "no systemd-run", "see the systemd-user line"
+		return r
+	}
+	argv := []string{sr, "--user", "--scope", "--slice=agent", "--quiet", "--", "true"}
 	out := s.run(argv...)
 	if out.Err == nil && out.Code == 0 {
 		r.Status, r.Message = OK, "systemd-run --user --scope --slice=agent runs true"
@@ -619,7 +641,12 @@ func checkDNS(s *state) Result {
 	probe := []string{s.c.Self, "doctor", "--resolve-with", s.c.ResolvConf, s.c.DNSName}
 	var argv []string
 	if s.root {
-		argv = append([]string{"ip", "netns", "exec", ns}, probe...)
+		ip := s.firstExisting(ipPaths...)
+		if ip == "" {
+			r.Status, r.Message, r.Fix = Skip, "ip(8) is not installed", "sudo apt-get install iproute2"
+			return r
+		}
+		argv = append([]string{ip, "netns", "exec", ns}, probe...)
 	} else {
 		argv = append([]string{s.c.NetnsEnter, ns, "--"}, probe...)
 	}

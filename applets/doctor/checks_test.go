@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -99,10 +100,10 @@ func probeKey() string {
 }
 
 const (
-	sliceKey     = "systemd-run --user --scope --slice=agent --quiet -- true"
+	sliceKey     = "/usr/bin/systemd-run --user --scope --slice=agent --quiet -- true"
 	enterKey     = "/usr/local/bin/netns-enter agents -- true"
 	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf api.anthropic.com"
-	rootDNSKey   = "ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf api.anthropic.com"
+	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf api.anthropic.com"
 	statusKey    = "/usr/local/bin/netns-setup status agents"
 	statusUp     = "namespace agents\n  firewall  table inet claude_sandbox: present\n  state     up\n"
 	profileText  = "abi <abi/4.0>,\nprofile claude-sandbox-bwrap /usr/bin/bwrap flags=(attach_disconnected) {\n}\n"
@@ -132,6 +133,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			testConfig.NetnsSetup:  {Mode: 0o755},
 			"/run/netns/agents":    {Mode: 0o444},
 			"/usr/bin/systemd-run": {Mode: 0o755},
+			"/usr/sbin/ip":         {Mode: 0o755},
 			bin:                    {Mode: 0o755},
 		},
 		links: map[string]string{"/opt/claude/bin/claude": "claude.2.1.0"},
@@ -322,6 +324,8 @@ func TestChecks(t *testing.T) {
 		{"dns fails, as root", true, func(h *fakeHost) {
 			h.cmds[rootDNSKey] = Output{Code: 1, Stderr: "doctor: resolve api.anthropic.com at 10.10.0.1:53: server misbehaving\n"}
 		}, "dns", Fail, "server misbehaving", "check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)"},
+		{"dns without ip(8), as root", true, func(h *fakeHost) { delete(h.stats, "/usr/sbin/ip") },
+			"dns", Skip, "ip(8) is not installed", "sudo apt-get install iproute2"},
 		{"dns skipped when the namespace is down", false, func(h *fakeHost) { delete(h.stats, "/run/netns/agents") },
 			"dns", Skip, "not up", "see the namespace line"},
 		{"policy line broken", false, func(h *fakeHost) { h.files[testConfig.FirewallConfig] = "allow 192.168.1.10 tcp\n" },
@@ -434,4 +438,30 @@ func TestConfigEnv(t *testing.T) {
 	if _, err := config(func(k string) string { return env[k] }, DefaultDNSName); err == nil {
 		t.Error("config accepted CLAUDE_SBX_NETNS=../x")
 	}
+}
+
+// FuzzNameserver: any resolv.conf gives the address of its first
+// nameserver line that has one, or none.
+func FuzzNameserver(f *testing.F) {
+	f.Add("nameserver 10.10.0.1\n")
+	f.Add("# x\nnameserver ::1%eth0\nnameserver 1.1.1.1\n")
+	f.Add("nameserver\nnameserver bad\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		a, ok := Nameserver([]byte(in))
+		var want netip.Addr
+		found := false
+		for _, l := range strings.Split(in, "\n") {
+			if f := strings.Fields(l); !found && len(f) >= 2 && f[0] == "nameserver" {
+				want, found = parseAddr(f[1])
+			}
+		}
+		if ok != found || a != want {
+			t.Errorf("Nameserver(%q) = %v, %v; want %v, %v", in, a, ok, want, found)
+		}
+	})
+}
+
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
 }

@@ -1,8 +1,6 @@
 package doctor
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,9 +16,8 @@ const resolveTimeout = 5 * time.Second
 
 // Nameserver returns the first nameserver line of a resolv.conf.
 func Nameserver(resolvConf []byte) (netip.Addr, bool) {
-	sc := bufio.NewScanner(bytes.NewReader(resolvConf))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
+	for _, l := range strings.Split(string(resolvConf), "\n") {
+		f := strings.Fields(l)
 		if len(f) >= 2 && f[0] == "nameserver" {
 			if a, err := netip.ParseAddr(f[1]); err == nil {
 				return a, true

@@ -638,7 +638,7 @@ func checkDNS(s *state) Result {
 		return r
 	}
 	ns := s.c.Netns
-	probe := []string{s.c.Self, "doctor", "--resolve-with", s.c.ResolvConf, s.c.DNSName}
+	probe := []string{s.c.Self, "doctor", "--resolve-with", s.c.ResolvConf, "--dns-name", s.c.DNSName}
 	var argv []string
 	if s.root {
 		ip := s.firstExisting(ipPaths...)

@@ -102,8 +102,8 @@ func probeKey() string {
 const (
 	sliceKey     = "/usr/bin/systemd-run --user --scope --slice=agent --quiet -- true"
 	enterKey     = "/usr/local/bin/netns-enter agents -- true"
-	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf api.anthropic.com"
-	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf api.anthropic.com"
+	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
+	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
 	statusKey    = "/usr/local/bin/netns-setup status agents"
 	statusUp     = "namespace agents\n  firewall  table inet claude_sandbox: present\n  state     up\n"
 	profileText  = "abi <abi/4.0>,\nprofile claude-sandbox-bwrap /usr/bin/bwrap flags=(attach_disconnected) {\n}\n"

@@ -35,8 +35,7 @@ const DefaultDNSName = "api.anthropic.com"
 type flags struct {
 	JSON        bool   `name:"json" help:"Print the results as one JSON object instead of lines."`
 	DNSName     string `name:"dns-name" help:"The name the DNS check resolves inside the namespace." default:"api.anthropic.com" placeholder:"NAME"`
-	ResolveWith string `name:"resolve-with" hidden:"" help:"Internal: resolve NAME with the first nameserver of FILE and print the addresses (the DNS check runs this inside the namespace)." placeholder:"FILE"`
-	Name        string `arg:"" optional:"" hidden:"" help:"The name --resolve-with resolves."`
+	ResolveWith string `name:"resolve-with" hidden:"" help:"Internal: resolve the --dns-name with the first nameserver of FILE, and nothing else, and print the addresses (the DNS check runs this inside the namespace)." placeholder:"FILE"`
 	Help        bool   `short:"h" help:"Show this help."`
 }
 
@@ -64,9 +63,6 @@ func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
 		}
 		return nil, errHelp
 	}
-	if (f.ResolveWith == "") != (f.Name == "") {
-		return nil, cli.Usagef("unexpected argument %q (see --help)", f.Name)
-	}
 	return &f, nil
 }
 
@@ -79,7 +75,7 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 		return err
 	}
 	if f.ResolveWith != "" {
-		return resolve(ctx, f.ResolveWith, f.Name, stdio.Out)
+		return resolve(ctx, f.ResolveWith, f.DNSName, stdio.Out)
 	}
 	c, err := config(os.Getenv, f.DNSName)
 	if err != nil {

@@ -221,7 +221,7 @@ func TestRootResolveInNetns(t *testing.T) {
 	}
 
 	probe := func() testutil.Result {
-		cmd := exec.Command("ip", "netns", "exec", ns, bin, "doctor", "--resolve-with", conf, "probe.example.test")
+		cmd := exec.Command("ip", "netns", "exec", ns, bin, "doctor", "--resolve-with", conf, "--dns-name", "probe.example.test")
 		return testutil.RunCommand(t, cmd)
 	}
 	if res := probe(); res.Code != 0 || res.Stdout != "192.0.2.7 via 127.0.0.1:53\n" {

@@ -112,9 +112,7 @@ type ConfigError = sandboxcfg.Error
 func Build(h Host, s Spec) (*Launch, error) {
 	l := &Launch{}
 	p := &l.Plan
-	p.Unshare = []string{"user", "pid", "ipc", "uts", "cgroup"}
-	p.DisableUserns = true
-	p.DieWithParent = true
+	*p = Namespaces()
 	p.SeccompFD = SeccompFD
 
 	env := newEnv(s.Environ)

@@ -108,6 +108,9 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := bwrap.Check(bwrapPath, cacheDir(home)); err != nil {
 		return err
 	}
+	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
+		return err
+	}
 	if err := ensureSandboxHome(k.sandboxHome, uid); err != nil {
 		return err
 	}

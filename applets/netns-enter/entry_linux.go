@@ -22,7 +22,8 @@ var (
 	entryDropped  uint64     // 1: it set the euid to the real uid (saved uid root)
 	entryHandlers [65]uint64 // sa_handler of signals 1..64 as the caller left them
 	entryMask     uint64     // the caller's signal mask
-	entryAct      [4]uint64  // scratch: the kernel's struct sigaction
+	//lint:ignore U1000 used by the entry point only (assembly)
+	entryAct [4]uint64 // scratch: the kernel's struct sigaction
 )
 
 // EntrySymbol is the entry point's symbol, for -ldflags=-E.

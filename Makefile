@@ -127,11 +127,12 @@ uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
-	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox $(DESTDIR)$(PREFIX)/lib/sysctl.d $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 2>/dev/null
+	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox $(DESTDIR)$(PREFIX)/lib/sysctl.d 2>/dev/null
 	@if [ -f '$(APPARMOR_PROFILE)' ]; then \
 		if $(APPARMOR_LIVE); then apparmor_parser -R '$(APPARMOR_PROFILE)' || true; fi; \
 		rm -f '$(APPARMOR_PROFILE)' && echo "removed AppArmor profile $(APPARMOR_PROFILE)"; fi
 	for p in $(MANPAGES); do rm -f $(MANDIR)/man$${p##*.}/$$p; done
+	-rmdir $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 2>/dev/null
 
 clean:
 	rm -rf build

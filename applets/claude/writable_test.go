@@ -348,3 +348,20 @@ func TestBindSourceSwapRace(t *testing.T) {
 		t.Errorf("no launch succeeded: the test did not exercise the bind")
 	}
 }
+
+// TestBindFDsNotInside: the fds the binds are made from are O_PATH fds of
+// host directories; one left open inside would let the agent walk out of
+// the sandbox from it (openat(fd, "..")). bwrap closes them in every
+// process the sandbox can see.
+func TestBindFDsNotInside(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	s.WriteConfig(t, "ro /etc /mnt/etc\nrw-try "+s.Home+"/proj\n")
+	mkUserDir(t, s, filepath.Join(s.Home, "proj"))
+	// Every fd of every process inside that names a file: only the
+	// terminal-less stdio (/dev/null) and ls's own directory.
+	r := s.Shell(t, `for p in /proc/[0-9]*; do for f in $p/fd/*; do l=$(readlink $f) && echo "$f $l"; done; done 2>/dev/null | grep ' /' | grep -v ' /dev/null$'; echo end`)
+	mustOK(t, r)
+	if r.Stdout != "end\n" {
+		t.Errorf("files open inside besides stdio:\n%s", r.Stdout)
+	}
+}

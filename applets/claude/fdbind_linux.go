@@ -68,18 +68,21 @@ func (b *bound) Close() {
 // not exist is dropped. Dev binds (bwrap has no --dev-bind-fd) are made by
 // the physical path, and only when no directory on it lies where the
 // sandbox can write.
-func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (*bound, error) {
+func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	type src struct {
 		i int
 		r *hostpath.Resolved
 	}
 	var srcs []src
+	out := &bound{roots: map[hostpath.ID]string{}}
 	defer func() {
 		for _, s := range srcs {
 			s.r.Close()
 		}
+		if err != nil {
+			out.Close()
+		}
 	}()
-	out := &bound{roots: map[hostpath.ID]string{}}
 	ops := p.Ops[:0:0]
 	for _, o := range p.Ops {
 		if !o.IsBind() {

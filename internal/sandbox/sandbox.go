@@ -405,7 +405,9 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		// /proc/1/environ.
 		for _, n := range a {
 			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: n})
-			chain.unset(n)
+			if !chainOnly[n] {
+				chain.unset(n)
+			}
 			if env.unset(n) {
 				l.EnvRemoved = append(l.EnvRemoved, n)
 			}

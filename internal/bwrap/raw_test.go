@@ -1,6 +1,7 @@
 package bwrap
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,4 +67,46 @@ func TestArgsBindFD(t *testing.T) {
 	if d := cmp.Diff(want, p.Args()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+}
+
+// FuzzSplitRaw: whatever the arguments, SplitRaw either refuses them or
+// returns ops that give back exactly the arguments, in order, with every
+// bind option as a bind op.
+func FuzzSplitRaw(f *testing.F) {
+	f.Add("--bind\x00/a\x00/b\x00--perms\x000700\x00--tmpfs\x00/t")
+	f.Add("--ro-bind-try\x00/x\x00/y")
+	f.Add("--setenv\x00A\x00--bind")
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Split(s, "\x00")
+		if len(args) > 64 {
+			return
+		}
+		ops, err := SplitRaw(args)
+		if err != nil {
+			return
+		}
+		var back []string
+		for _, o := range ops {
+			switch {
+			case o.Kind == Raw:
+				// Raw ops hold whole options: walk them by arity.
+				for i := 0; i < len(o.Args); i += arity[o.Args[i]] + 1 {
+					if _, ok := bindKinds[o.Args[i]]; ok {
+						t.Fatalf("bind option %q left raw in %q", o.Args[i], args)
+					}
+					if _, ok := arity[o.Args[i]]; !ok {
+						t.Fatalf("raw op %q does not start at an option", o.Args)
+					}
+				}
+				back = append(back, o.Args...)
+			case o.IsBind():
+				back = append(back, flags[o.Kind], o.Src, o.Dest)
+			default:
+				t.Fatalf("op kind %v from %q", o.Kind, args)
+			}
+		}
+		if !slices.Equal(back, args) {
+			t.Fatalf("ops give back %q, want %q", back, args)
+		}
+	})
 }

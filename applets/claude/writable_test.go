@@ -365,3 +365,31 @@ func TestBindFDsNotInside(t *testing.T) {
 		t.Errorf("files open inside besides stdio:\n%s", r.Stdout)
 	}
 }
+
+// TestSymlinkUnderEveryWritableMountRefused: dev, dev-try and raw bwrap
+// binds are writable mounts like rw: a symlink the agent planted under one
+// is not followed to bind what it points at.
+func TestSymlinkUnderEveryWritableMountRefused(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "proj")
+	secret := filepath.Join(s.Home, "secret")
+	mkUserDir(t, s, proj)
+	mkUserDir(t, s, secret)
+	writeUserFile(t, s, filepath.Join(secret, "key"), "secret", 0o600)
+	link := filepath.Join(proj, "link")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	s.User.Chown(t, link)
+	for _, mount := range []string{"rw " + proj, "dev " + proj + " /mnt/p", "dev-try " + proj + " /mnt/p", "bwrap --bind " + proj + " /mnt/p", "bwrap --dev-bind-try " + proj + " /mnt/p"} {
+		t.Run(mount, func(t *testing.T) {
+			s.WriteConfig(t, mount+"\nro "+link+" /mnt/x\n")
+			r := s.Shell(t, "echo started; cat /mnt/x/key")
+			want := "claude: ~/.claude-sandbox-init:2: ro: " + link + " is a symlink in " + proj +
+				", which the sandbox can write: remove it (the agent may have made it) or name the real path\n"
+			if r.Code != 2 || r.Stderr != want || r.Stdout != "" {
+				t.Errorf("%v\nwant exit 2 and stderr %q", r, want)
+			}
+		})
+	}
+}

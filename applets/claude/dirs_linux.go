@@ -1,10 +1,7 @@
 package claude
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
@@ -12,22 +9,9 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 )
 
-// The launcher's own bind sources are created by name, then checked on the
-// fd the bind is made from (see bindFromFDs and dirRules): what is checked
-// is what the sandbox gets.
-
-// ensureSandboxHome creates the sandbox home (0700) if it is missing, and
-// checks it as checkSandboxHome does.
-func ensureSandboxHome(path string, uid int) error {
-	if err := os.Mkdir(path, 0o700); err == nil {
-		if err := os.Chmod(path, 0o700); err != nil {
-			return fmt.Errorf("sandbox home: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("sandbox home: %w", err)
-	}
-	return checkOpened(path, checkSandboxHome(path, uid))
-}
+// The launcher's own bind sources are created in their parent as opened,
+// then checked on the fd the bind is made from (see bindFromFDs and
+// dirRules): what is checked is what the sandbox gets.
 
 // checkSandboxHome checks that the sandbox home is a directory (not a
 // symlink) of the user's that nobody else can use.
@@ -50,32 +34,10 @@ func checkSandboxHome(path string, uid int) func(r *hostpath.Resolved) error {
 	}
 }
 
-// ensurePrivateTmp creates the sandbox's private /tmp, or checks that the
-// existing one is a real directory (not a symlink) owned by the user with
-// mode 0700. Another user can pre-create /tmp/claude-private-UID, or a
-// symlink there, to read or feed what the agent keeps in /tmp: refuse
-// rather than use it. The parent must be one where nobody else can rename
+// The private tmp: another user can pre-create /tmp/claude-private-UID, or
+// a symlink there, to read or feed what the agent keeps in /tmp: refuse
+// rather than use it. Its directory must be one where nobody else can rename
 // or replace it (not writable by others, or sticky like /tmp).
-func ensurePrivateTmp(path string, uid int) error {
-	parent := filepath.Dir(path)
-	pr, err := hostpath.Open(parent, true)
-	if err != nil {
-		return fmt.Errorf("private tmp %s: %w", path, err)
-	}
-	err = checkTmpParent(path, parent, &pr.Stat, uid)
-	pr.Close()
-	if err != nil {
-		return err
-	}
-	if err := os.Mkdir(path, 0o700); err == nil {
-		if err := os.Chmod(path, 0o700); err != nil {
-			return fmt.Errorf("private tmp: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("private tmp: %w", err)
-	}
-	return checkOpened(path, checkPrivateTmp(path, uid))
-}
 
 func checkTmpParent(path, parent string, st *unix.Stat_t, uid int) error {
 	if o := int(st.Uid); o != 0 && o != uid {
@@ -133,21 +95,14 @@ func checkBinDir(path string, uid int) func(r *hostpath.Resolved) error {
 // dirRules are the checks of the launcher's own bind sources.
 func dirRules(k knobs, uid int) map[string]srcRule {
 	return map[string]srcRule{
-		k.sandboxHome: {noFollow: true, exposeHome: true, check: checkSandboxHome(k.sandboxHome, uid)},
-		k.tmp:         {noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid)},
-		k.binDir:      {exposeHome: true, check: checkBinDir(k.binDir, uid)},
+		k.sandboxHome: {noFollow: true, exposeHome: true, check: checkSandboxHome(k.sandboxHome, uid),
+			create: true, name: "sandbox home"},
+		k.tmp: {noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid),
+			create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
+				return checkTmpParent(k.tmp, p.Path, &p.Stat, uid)
+			}},
+		k.binDir: {exposeHome: true, check: checkBinDir(k.binDir, uid)},
 	}
-}
-
-// checkOpened opens path without following a final symlink and runs check
-// on it.
-func checkOpened(path string, check func(r *hostpath.Resolved) error) error {
-	r, err := hostpath.Open(path, false)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return check(r)
 }
 
 func linkTarget(r *hostpath.Resolved) string {

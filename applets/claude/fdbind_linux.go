@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
@@ -27,6 +30,13 @@ type srcRule struct {
 	// the op's kind (writable binds always get it).
 	exposeHome bool
 	check      func(r *hostpath.Resolved) error
+	// create makes the directory (0700) when it is missing, in its parent
+	// as opened, once the parent is checked (checkParent) and no symlink
+	// on the way lies where the sandbox can write. name names it in
+	// messages.
+	create      bool
+	checkParent func(parent *hostpath.Resolved) error
+	name        string
 }
 
 // bindError is a refused bind source: origin names the config line, if
@@ -72,12 +82,15 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	type src struct {
 		i int
 		r *hostpath.Resolved
+		// parent is set, and r nil, for a directory still to create.
+		parent *hostpath.Resolved
 	}
 	var srcs []src
 	out := &bound{roots: map[hostpath.ID]string{}}
 	defer func() {
 		for _, s := range srcs {
 			s.r.Close()
+			s.parent.Close()
 		}
 		if err != nil {
 			out.Close()
@@ -90,6 +103,24 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			continue
 		}
 		rule := b.rules[o.Src]
+		if rule.create {
+			parent, r, err := openOrParent(o.Src, rule)
+			if err != nil {
+				return nil, err
+			}
+			if r == nil {
+				srcs = append(srcs, src{i: len(ops), parent: parent})
+				ops = append(ops, o)
+				continue
+			}
+			srcs = append(srcs, src{i: len(ops), r: r})
+			ops = append(ops, o)
+			if err := rule.check(r); err != nil {
+				return nil, err
+			}
+			out.roots[r.ID()] = o.Src
+			continue
+		}
 		r, err := hostpath.Open(o.Src, !rule.noFollow)
 		if err != nil {
 			try := o.Kind == bwrap.ROBindTry || o.Kind == bwrap.BindTry || o.Kind == bwrap.DevBindTry
@@ -98,7 +129,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			}
 			return nil, &bindError{o.Origin, fmt.Sprintf("bind source %s: %v", o.Src, err)}
 		}
-		srcs = append(srcs, src{len(ops), r})
+		srcs = append(srcs, src{i: len(ops), r: r})
 		ops = append(ops, o)
 		if rule.check != nil {
 			if err := rule.check(r); err != nil {
@@ -122,9 +153,22 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range srcs {
+	for k := range srcs {
+		s := &srcs[k]
 		o := &ops[s.i]
 		rule := b.rules[o.Src]
+		if s.r == nil {
+			// Nothing is created through a link the agent planted.
+			if err := out.checkHops(s.parent); err != nil {
+				return nil, &bindError{o.Origin, err.Error()}
+			}
+			r, err := createDir(s.parent, o.Src, rule)
+			if err != nil {
+				return nil, err
+			}
+			s.r = r
+			out.roots[r.ID()] = o.Src
+		}
 		if (o.IsWritable() || rule.exposeHome) && above[s.r.ID()] {
 			return nil, &bindError{o.Origin, fmt.Sprintf("%s would expose your real home %s to the sandbox: name a directory of its own below it", o.Src, b.home)}
 		}
@@ -197,4 +241,60 @@ func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 		m[id] = true
 	}
 	return m, nil
+}
+
+// openOrParent opens the parent of path and runs rule.checkParent on it,
+// then opens path in it without following a symlink. r is nil when path
+// does not exist yet.
+func openOrParent(path string, rule srcRule) (parent, r *hostpath.Resolved, err error) {
+	parent, err = hostpath.Open(filepath.Dir(path), true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+	}
+	if rule.checkParent != nil {
+		if err := rule.checkParent(parent); err != nil {
+			parent.Close()
+			return nil, nil, err
+		}
+	}
+	r, err = parent.Child(filepath.Base(path))
+	if errors.Is(err, fs.ErrNotExist) {
+		return parent, nil, nil
+	}
+	parent.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+	}
+	return nil, r, nil
+}
+
+// createDir makes path (0700) in parent, opens it there and checks it.
+func createDir(parent *hostpath.Resolved, path string, rule srcRule) (*hostpath.Resolved, error) {
+	base := filepath.Base(path)
+	made := true
+	if err := unix.Mkdirat(int(parent.File.Fd()), base, 0o700); errors.Is(err, unix.EEXIST) {
+		made = false
+	} else if err != nil {
+		return nil, fmt.Errorf("%s %s: mkdir: %v", rule.name, path, err)
+	}
+	r, err := parent.Child(base)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+	}
+	if made && r.IsDir() {
+		// Whatever the umask: through the fd, so exactly what was made.
+		if err := os.Chmod(fmt.Sprintf("/proc/self/fd/%d", r.File.Fd()), 0o700); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+		}
+		if err := unix.Fstat(int(r.File.Fd()), &r.Stat); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+		}
+	}
+	if err := rule.check(r); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }

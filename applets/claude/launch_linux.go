@@ -109,14 +109,9 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := bwrap.Check(bwrapPath, cacheDir(home)); err != nil {
 		return err
 	}
-	if err := ensureSandboxHome(k.sandboxHome, uid); err != nil {
-		return err
-	}
-	if err := ensurePrivateTmp(k.tmp, uid); err != nil {
-		return err
-	}
 	// Every bind from an fd checked on the host, bwrap's first after the
-	// args and the seccomp program.
+	// args and the seccomp program. The sandbox home and the private tmp
+	// are made here when missing.
 	b := binder{home: home, writable: l.Writable, rules: dirRules(k, uid)}
 	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
 	if err != nil {

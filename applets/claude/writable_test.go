@@ -393,3 +393,34 @@ func TestSymlinkUnderEveryWritableMountRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingCreatedThroughPlantedLink: the private tmp (and the sandbox
+// home) are made by the launcher when missing; a symlink the agent planted
+// on their way in a writable mount refuses the start before anything is
+// made at its target.
+func TestNothingCreatedThroughPlantedLink(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "proj")
+	target := filepath.Join(s.Home, "target")
+	mkUserDir(t, s, proj)
+	mkUserDir(t, s, target)
+	link := filepath.Join(proj, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	s.User.Chown(t, link)
+	s.WriteConfig(t, "rw "+proj+"\n")
+	for _, knob := range []string{"CLAUDE_SBX_TMP", "CLAUDE_SBX_HOME"} {
+		t.Run(knob, func(t *testing.T) {
+			s.Env = []string{knob + "=" + filepath.Join(link, "made")}
+			r := s.Shell(t, "echo started")
+			want := "claude: " + link + " is a symlink in " + proj + ", which the sandbox can write: remove it (the agent may have made it) or name the real path\n"
+			if r.Code != 1 || r.Stderr != want || r.Stdout != "" {
+				t.Errorf("%v\nwant exit 1 and stderr %q", r, want)
+			}
+			if ents, _ := os.ReadDir(target); len(ents) != 0 {
+				t.Errorf("made through the planted link: %v", ents)
+			}
+		})
+	}
+}

@@ -308,3 +308,34 @@ func Within(dir *os.File, ids map[ID]string) (ID, bool, error) {
 	}
 	return ID{}, false, nil
 }
+
+// Child opens name, one component, in the directory r without following
+// a symlink. The result carries copies of r's hops.
+func (r *Resolved) Child(name string) (*Resolved, error) {
+	here := strings.TrimSuffix(r.Path, "/") + "/" + name
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return nil, &Error{here, errors.New("not a single path component")}
+	}
+	f, err := openat(int(r.File.Fd()), name)
+	if err != nil {
+		return nil, &Error{here, err}
+	}
+	c := &Resolved{File: f, Path: here}
+	if err := unix.Fstat(int(f.Fd()), &c.Stat); err != nil {
+		c.Close()
+		return nil, &Error{here, err}
+	}
+	if c.Parent, err = reopen(r.File); err != nil {
+		c.Close()
+		return nil, &Error{here, err}
+	}
+	for _, h := range r.Hops {
+		d, err := reopen(h.Dir)
+		if err != nil {
+			c.Close()
+			return nil, &Error{h.Path, err}
+		}
+		c.Hops = append(c.Hops, Hop{Path: h.Path, Dir: d})
+	}
+	return c, nil
+}

@@ -133,3 +133,39 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+func TestChild(t *testing.T) {
+	root := tree(t, "real/", "real/d/", "real/l -> d", "link -> real")
+	p, err := Open(filepath.Join(root, "link"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c, err := p.Child("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Path != filepath.Join(root, "real/d") || !c.IsDir() || len(c.Hops) != 1 || c.Hops[0].Path != filepath.Join(root, "link") {
+		t.Errorf("Child(d) = %q dir=%v hops=%v", c.Path, c.IsDir(), c.Hops)
+	}
+	if pid, _ := Stat(c.Parent); pid != p.ID() {
+		t.Errorf("Child's Parent is not the directory")
+	}
+	l, err := p.Child("l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if !l.IsSymlink() {
+		t.Errorf("Child(l) followed the symlink")
+	}
+	for _, bad := range []string{"", ".", "..", "a/b"} {
+		if _, err := p.Child(bad); err == nil {
+			t.Errorf("Child(%q) accepted", bad)
+		}
+	}
+	if _, err := p.Child("missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Child(missing) = %v, want ErrNotExist", err)
+	}
+}

@@ -452,7 +452,3 @@ func (f *fixture) npmPublish(tags map[string]string, versions ...npmVersion) {
 	data, _ := json.Marshal(doc)
 	f.set("/npm/"+name, data)
 }
-
-func (f *fixture) tarballPath(v string) string {
-	return "/npm/@anthropic-ai/claude-code-" + f.platform + "/-/claude-code-" + f.platform + "-" + v + ".tgz"
-}

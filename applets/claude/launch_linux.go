@@ -109,6 +109,9 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := bwrap.Check(bwrapPath, cacheDir(home)); err != nil {
 		return err
 	}
+	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
+		return err
+	}
 	// Every bind from an fd checked on the host, bwrap's first after the
 	// args and the seccomp program. The sandbox home and the private tmp
 	// are made here when missing.

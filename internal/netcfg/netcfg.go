@@ -9,6 +9,8 @@ package netcfg
 import (
 	"net/netip"
 	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Config holds the paths and addresses netns-setup works with. Default gives
@@ -37,8 +39,8 @@ type Config struct {
 // the directory of the firewall allow-list (SYSCONFDIR of the Makefile).
 func Default(sysconfdir string) Config {
 	return Config{
-		RunDir:         "/run/netns",
-		EtcDir:         "/etc/netns",
+		RunDir:         nsname.RunDir,
+		EtcDir:         nsname.EtcDir,
 		FirewallConfig: filepath.Join(sysconfdir, "netns-firewall.conf"),
 		HostResolvConf: "/etc/resolv.conf",
 		LockFile:       "/run/netns-setup.lock",

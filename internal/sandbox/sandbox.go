@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
 )
@@ -115,9 +116,7 @@ type ConfigError = sandboxcfg.Error
 func Build(h Host, s Spec) (*Launch, error) {
 	l := &Launch{}
 	p := &l.Plan
-	p.Unshare = []string{"user", "pid", "ipc", "uts", "cgroup"}
-	p.DisableUserns = true
-	p.DieWithParent = true
+	*p = Namespaces()
 	p.SeccompFD = SeccompFD
 
 	env := newEnv(s.Environ)
@@ -142,7 +141,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		l.Notes = append(l.Notes, "systemd: not used: XDG_RUNTIME_DIR is not set")
 	}
 	netnsActive := false
-	if _, err := h.Stat(filepath.Join("/run/netns", s.Netns)); err != nil {
+	if _, err := h.Stat(nsname.Path(s.Netns)); err != nil {
 		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: namespace %s is not active", s.Netns))
 	} else if _, err := h.Stat(s.NetnsEnter); err != nil {
 		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: %s is not installed: run make install-network", s.NetnsEnter))
@@ -220,7 +219,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
 	)
 	if netnsActive {
-		rc := filepath.Join("/etc/netns", s.Netns, "resolv.conf")
+		rc := nsname.ResolvConf(s.Netns)
 		if _, err := h.Stat(rc); err == nil {
 			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: rc, Dest: "/etc/resolv.conf"})
 		} else {

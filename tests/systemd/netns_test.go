@@ -282,6 +282,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
+	t.Run("doctor", func(t *testing.T) { doctorEndToEnd(t, m, u.Name) })
+
 	t.Run("namespace stopped", func(t *testing.T) {
 		m.MustRun(t, "systemctl", "stop", "netns@agents.service")
 		if out, err := m.Run(ctx, "test", "-e", "/run/netns/agents"); err == nil {

@@ -120,6 +120,7 @@ func TestConfigInWritableMountRefused(t *testing.T) {
 	safe := filepath.Join(s.Home, "safe")
 	sh := filepath.Join(s.Home, ".claude-home")
 	mkUserDir(t, s, proj)
+	mkUserDir(t, s, safe)
 	mkUserDir(t, s, sh)
 	os.Chmod(sh, 0o700)
 	fix := ", which the sandbox can write: the agent could rewrite it: move the file out of it, or do not bind "
@@ -154,6 +155,9 @@ func TestConfigInWritableMountRefused(t *testing.T) {
 		{"rw bind whose condition does not hold now", func() {
 			linkConfig(t, s, filepath.Join(proj, "dotfiles", "init"), "if pwd-under /nonexistent\nrw "+proj+"\nend\n")
 		}, "claude: ~/.claude-sandbox-init: " + filepath.Join(proj, "dotfiles", "init") + " lies in " + proj + fix + proj + " rw\n"},
+		{"condition the agent decides", func() {
+			s.WriteConfig(t, "rw "+proj+"\nif exists "+proj+"/.expose\n  ro "+safe+"\nend\n")
+		}, "claude: ~/.claude-sandbox-init:2: exists: " + proj + "/.expose lies in " + proj + ", which the sandbox can write: the agent could decide this condition: test a path outside it\n"},
 		{"rw of the real home", func() {
 			s.WriteConfig(t, "rw "+s.Home+" /hosthome\n")
 		}, "claude: ~/.claude-sandbox-init:1: rw: " + s.Home + " would expose your real home " + s.Home + " to the sandbox: name a directory of its own below it\n"},

@@ -338,6 +338,11 @@ func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
 				}
 			}
 		case sandboxcfg.Exists:
+			// The agent must not decide which lines apply.
+			if w := l.agentDecides(h, s, c.Path); w != "" {
+				return false, &sandboxcfg.Error{Name: s.ConfigName, Line: c.Line, Msg: fmt.Sprintf(
+					"exists: %s lies in %s, which the sandbox can write: the agent could decide this condition: test a path outside it", c.Path, w)}
+			}
 			_, err := h.Stat(c.Path)
 			ok = err == nil
 		default:
@@ -625,4 +630,46 @@ func noSymlinkBelow(h Host, root, host, p string) error {
 		}
 	}
 	return nil
+}
+
+// agentDecides returns the writable mount (host path) in which the entry
+// at path, or an entry on the way to it, lies, or "" if none does: there
+// the agent can create, remove or relink it. An entry counts by its name
+// and by where it physically is (its directory resolved).
+func (l *Launch) agentDecides(h Host, s Spec, path string) string {
+	var roots []string
+	ms, _ := writableMounts(s)
+	for _, m := range ms {
+		roots = append(roots, m.host)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.IsWritable() {
+			roots = append(roots, o.Src)
+		}
+	}
+	for i, r := range roots {
+		if real, err := h.EvalSymlinks(r); err == nil {
+			roots = append(roots, real)
+		}
+		roots[i] = filepath.Clean(r)
+	}
+	q := "/"
+	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
+		if c == "" {
+			continue
+		}
+		q = filepath.Join(q, c)
+		cands := []string{q}
+		if d, err := h.EvalSymlinks(filepath.Dir(q)); err == nil {
+			cands = append(cands, filepath.Join(d, c))
+		}
+		for _, cand := range cands {
+			for _, r := range roots {
+				if under(cand, r) {
+					return r
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -396,6 +396,18 @@ func TestBuildErrors(t *testing.T) {
 			},
 			"dir /tmp/x/y", false,
 			"~/.claude-sandbox-init:1: dir: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		// Conditions the agent could decide by creating or removing a
+		// file where it can write.
+		{"exists in a rw project", nil,
+			"rw $PWD\nif exists $PWD/.use-kvm\n dev /dev/kvm\nend", false,
+			"~/.claude-sandbox-init:2: exists: /home/u/projects/p/.use-kvm lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"exists in the sandbox home", nil,
+			"if not exists ~/.claude-home/off\n ro /var/lib\nend", false,
+			"~/.claude-sandbox-init:1: exists: /home/u/.claude-home/off lies in /home/u/.claude-home, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"exists through a link of yours into a rw mount of a block that does not hold",
+			func(h *fakeHost) { h.files["/home/u/p-link"] = "/home/u/projects/p" },
+			"if pwd-under /srv\n rw /home/u/projects/p\nend\nif exists ~/p-link/flag\n ro /var/lib\nend", false,
+			"~/.claude-sandbox-init:4: exists: /home/u/p-link/flag lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
 		{"symlink destination through a planted link",
 			func(h *fakeHost) { h.files["/home/u/.claude-home/bin"] = "/usr/local/bin" },
 			"symlink /usr/bin/bash ~/bin/sh", false,

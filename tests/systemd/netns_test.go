@@ -186,6 +186,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
+	t.Run("loader variables stay out of the chain", func(t *testing.T) { loaderVarsStayOutOfTheChain(t, m, u) })
+
 	t.Run("agent.slice", func(t *testing.T) {
 		// The sandbox has its own cgroup namespace: look from outside.
 		const marker = "3141.5926"

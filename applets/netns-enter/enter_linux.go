@@ -52,7 +52,7 @@ func enter(req request, whitelist string) error {
 	if err := checkEntry(); err != nil {
 		return err
 	}
-	if err := ignoreSignals(); err != nil {
+	if err := ignoreSignals(false); err != nil {
 		return err
 	}
 	runtime.GOMAXPROCS(1)
@@ -125,6 +125,9 @@ func enter(req request, whitelist string) error {
 	envv := splitEnv(env)
 	path, err := lookPath(req.Argv[0], envv)
 	if err != nil {
+		return err
+	}
+	if err := ignoreSignals(true); err != nil {
 		return err
 	}
 	if err := restoreMask(); err != nil {

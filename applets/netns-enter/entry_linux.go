@@ -45,15 +45,22 @@ func checkEntry() error {
 
 const sigIgn = 1 // SIG_IGN
 
-// ignoreSignals ignores again, for the whole process, the signals the
-// caller ignored. It runs first, so that such a signal arriving while
-// netns-enter runs is ignored too (Go's handler would make it fatal), and the
-// command inherits the dispositions through execve. Signals Go handles that
-// the caller did not ignore become the default on execve, as they were. Raw
-// system calls: the runtime must not know.
-func ignoreSignals() error {
+// sigPerThreadSyscall is the signal Go's runtime (without cgo) sends every
+// thread to run an all-threads system call such as setresuid: SIGRTMIN+1,
+// which glibc programs hand their children ignored.
+const sigPerThreadSyscall = 33
+
+// ignoreSignals ignores again the signals the caller ignored, for the whole
+// process. Called first with all false, so that such a signal arriving while
+// netns-enter runs is ignored too (Go's handler would make it fatal), except
+// those the runtime still needs: sigPerThreadSyscall (ignored, the
+// setresuid calls would wait for ever) and SIGURG (preemption). Called again
+// with all true just before execve, which passes the dispositions on.
+// Signals Go handles that the caller did not ignore become the default on
+// execve, as they were. Raw system calls: the runtime must not know.
+func ignoreSignals(all bool) error {
 	for sig := 1; sig <= 64; sig++ {
-		if entryHandlers[sig] != sigIgn {
+		if entryHandlers[sig] != sigIgn || !all && (sig == sigPerThreadSyscall || sig == int(unix.SIGURG)) {
 			continue
 		}
 		act := [4]uint64{sigIgn} // sa_handler, sa_flags, sa_restorer, sa_mask

@@ -56,6 +56,7 @@ type fixture struct {
 	rawPaths  []string
 	binHits   map[string]int
 	baseOverr string
+	root      bool // run as if as root (the bin dir trust check applies)
 }
 
 var (
@@ -194,6 +195,7 @@ type rel struct {
 	sizeDelta int64             // added to the size in the manifest
 	manifest  []byte            // if set, served instead of the generated one
 	signer    *openpgp.Entity   // nil: unsigned
+	buildDate string            // default 2025-01-01T00:00:00Z
 	tamper    bool              // change the manifest after signing
 }
 
@@ -218,6 +220,9 @@ func (f *fixture) manifestJSON(r *rel) []byte {
 		BuildDate string           `json:"buildDate"`
 		Platforms map[string]build `json:"platforms"`
 	}{Version: r.version, BuildDate: "2025-01-01T00:00:00Z", Platforms: map[string]build{}}
+	if r.buildDate != "" {
+		m.BuildDate = r.buildDate
+	}
 	for p, b := range r.builds {
 		sum := sha256.Sum256(b)
 		size := int64(len(b))
@@ -283,6 +288,12 @@ func (f *fixture) testEnv() env {
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,
 		terminal:    func(io.Writer) bool { return false },
+		euid: func() int {
+			if f.root {
+				return 0
+			}
+			return 1000
+		},
 	}
 }
 
@@ -295,6 +306,14 @@ func (f *fixture) run(args ...string) (string, string) {
 		f.t.Fatalf("claude-update %s: exit code %d (%v), want 1", strings.Join(args, " "), cli.Code(err), err)
 	}
 	return out, cli.Message(err)
+}
+
+// runCode runs claude-update and returns stdout, the exit code and the
+// line the dispatcher would print.
+func (f *fixture) runCode(args ...string) (string, int, string) {
+	f.t.Helper()
+	out, err := f.runErr(args...)
+	return out, cli.Code(err), cli.Message(err)
 }
 
 func (f *fixture) runErr(args ...string) (string, error) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/download"
@@ -33,9 +32,15 @@ type artifact struct {
 	// fetch writes the binary to w and fails unless it verifies. It calls
 	// space with the bytes it is about to write as soon as it knows them.
 	fetch func(ctx context.Context, w io.Writer, space func(int64) error) error
-	// matches reports whether an installed file is this binary; nil when
-	// the source cannot tell (npm: its hash covers the tarball only).
-	matches func(path string) (bool, error)
+	// sha256 and size are the binary's, from a signed (or, with
+	// --allow-unsigned, an unsigned) manifest; "" when the source has no
+	// hash of the binary itself (npm: its hash covers the tarball).
+	sha256 string
+	size   int64
+	// buildDate is the signed manifest's buildDate ("" if unsigned).
+	buildDate string
+	// source says where the binary came from, for the record.
+	source string
 }
 
 // Limits on small documents.
@@ -85,7 +90,8 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	if err != nil {
 		return nil, err
 	}
-	if err := s.verify(ctx, v, mURL, data); err != nil {
+	signed, err := s.verify(ctx, v, mURL, data)
+	if err != nil {
 		return nil, err
 	}
 	m, err := release.ParseManifest(data)
@@ -100,6 +106,10 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	b, err := m.Build(s.platform)
 	if err != nil {
 		return nil, err
+	}
+	buildDate := ""
+	if signed {
+		buildDate = m.BuildDate
 	}
 	binURL := fmt.Sprintf("%s/%s/%s/claude", s.base, v, s.platform)
 	desc := fmt.Sprintf("claude %s (%s)", v, s.platform)
@@ -121,19 +131,10 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 			}
 			return checkSHA256(desc, n, h.Sum(nil), b)
 		},
-		matches: func(path string) (bool, error) {
-			f, err := os.Open(path)
-			if err != nil {
-				return false, err
-			}
-			defer f.Close()
-			h := sha256.New()
-			n, err := io.Copy(h, io.LimitReader(f, b.Size+1))
-			if err != nil {
-				return false, err
-			}
-			return checkSHA256(desc, n, h.Sum(nil), b) == nil, nil
-		},
+		sha256:    b.Checksum,
+		size:      b.Size,
+		buildDate: buildDate,
+		source:    "release " + s.base,
 	}, nil
 }
 
@@ -150,35 +151,35 @@ func checkSHA256(desc string, n int64, sum []byte, b release.Build) error {
 }
 
 // verify checks the manifest's signature, or that skipping it was asked
-// for a version that predates signing.
-func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL string, data []byte) error {
+// for a version that predates signing. signed is false in the latter case.
+func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL string, data []byte) (signed bool, err error) {
 	if !release.Signed(v) {
 		if !s.u.f.AllowUnsigned {
-			return fmt.Errorf("%s predates signed manifests (%s): rerun with --allow-unsigned to install it on its sha256 alone", v, release.FirstSigned)
+			return false, fmt.Errorf("%s predates signed manifests (%s): rerun with --allow-unsigned to install it on its sha256 alone", v, release.FirstSigned)
 		}
 		s.u.printf("%s predates signed manifests; checking its sha256 only (--allow-unsigned)", v)
-		return nil
+		return false, nil
 	}
 	sig, err := s.dl.Get(ctx, mURL+".sig", maxSignature, nil)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return fmt.Errorf("manifest.json of %s is not signed (%v); versions from %s on must be", v, err, release.FirstSigned)
+		return false, fmt.Errorf("manifest.json of %s is not signed (%v); versions from %s on must be", v, err, release.FirstSigned)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	key, err := s.dl.Get(ctx, s.keyURL, maxKey, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	kr, err := release.Keyring(key, s.fingerprint)
 	if err != nil {
-		return fmt.Errorf("%s: %v", s.keyURL, err)
+		return false, fmt.Errorf("%s: %v", s.keyURL, err)
 	}
 	if err := release.CheckSignature(kr, data, sig); err != nil {
-		return fmt.Errorf("manifest.json of %s: %v", v, err)
+		return false, fmt.Errorf("manifest.json of %s: %v", v, err)
 	}
-	return nil
+	return true, nil
 }
 
 // npmSource is an npm registry.
@@ -234,7 +235,7 @@ func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact,
 		return nil, err
 	}
 	desc := fmt.Sprintf("%s@%s", s.pkg, v)
-	return &artifact{fetch: func(ctx context.Context, w io.Writer, space func(int64) error) error {
+	return &artifact{source: "npm " + s.registry, fetch: func(ctx context.Context, w io.Writer, space func(int64) error) error {
 		body, err := s.dl.Open(ctx, a.Tarball, nil)
 		if err != nil {
 			return err

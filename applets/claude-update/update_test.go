@@ -97,10 +97,12 @@ func TestCorruptInstalledCopyIsReplaced(t *testing.T) {
 	f.release("2.1.100")
 	f.mustRun("2.1.100")
 	f.mustRun("2.1.90")
-	os.WriteFile(filepath.Join(f.dir, "claude.2.1.100"), fakeAgent("2.1.100", 10), 0o755)
+	bad := fakeAgent("2.1.100", 10)
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.100"), bad, 0o755)
 	out := f.mustRun("2.1.100")
-	if !strings.HasPrefix(out, filepath.Join(f.dir, "claude.2.1.100")+" does not match the manifest; downloading it again\n") {
-		t.Errorf("output = %q", out)
+	want := filepath.Join(f.dir, "claude.2.1.100") + " does not match its recorded sha256 (got " + sha(bad) + ", 10 bytes; recorded " + sha(fakeAgent("2.1.100", agentSize)) + ", 262144 bytes); downloading it again\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("output = %q, want prefix %q", out, want)
 	}
 	data, _ := os.ReadFile(filepath.Join(f.dir, "claude.2.1.100"))
 	if len(data) != agentSize {
@@ -108,23 +110,70 @@ func TestCorruptInstalledCopyIsReplaced(t *testing.T) {
 	}
 }
 
-func TestUpstreamRollback(t *testing.T) {
+// TestChannelDowngradeRefused: a channel that points below the highest
+// version installed here (a mirror replaying an old channel file, or
+// upstream rolling back) is not followed without --allow-downgrade.
+func TestChannelDowngradeRefused(t *testing.T) {
 	f := newFixture(t)
 	f.release("2.1.95")
 	f.release("2.1.100")
 	f.channel("latest", "2.1.100")
 	f.mustRun()
 	f.channel("latest", "2.1.95")
-	_, msg := f.run("--check")
-	if want := "latest is 2.1.95, older than the current 2.1.100 (upstream rolled back)"; msg != want {
-		t.Errorf("--check: %q, want %q", msg, want)
+	out, code, msg := f.runCode("--check")
+	if want := "latest is 2.1.95, lower than 2.1.100 installed here before: not an update (claude-update refuses it without --allow-downgrade)\n"; code != 0 || out != want || msg != "" {
+		t.Errorf("--check = %d, %q, %q; want 0, %q", code, out, msg, want)
 	}
-	out := f.mustRun()
-	if !strings.HasPrefix(out, "upstream rolled back latest to 2.1.95 (current: 2.1.100); following it\n") {
+	before := f.snapshot()
+	_, msg = f.run()
+	if want := "latest points to 2.1.95, lower than 2.1.100 installed here before: refusing to downgrade (a rolled-back or replayed channel?); install 2.1.95 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	if n := f.hits(f.binURL("2.1.95")[len(f.srv.URL):]); n != 0 {
+		t.Errorf("2.1.95 downloaded %d times", n)
+	}
+	out = f.mustRun("--allow-downgrade")
+	if !strings.HasPrefix(out, "latest points to 2.1.95, lower than 2.1.100 installed here before; following it (--allow-downgrade)\n") {
 		t.Errorf("output = %q", out)
 	}
 	if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.100" {
 		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	// Where the channel is now is current: nothing to refuse.
+	if out := f.mustRun(); out != "2.1.95 is already installed and current\n" {
+		t.Errorf("output = %q", out)
+	}
+	// By name and by --rollback, lower versions stay reachable.
+	f.mustRun("--rollback")
+	f.mustRun("2.1.95")
+	if f.current() != "claude.2.1.95" {
+		t.Errorf("claude -> %s", f.current())
+	}
+}
+
+// TestSignedBuildDateDowngrade: a channel naming a higher version whose
+// signed manifest was built before the one installed is refused too.
+func TestSignedBuildDateDowngrade(t *testing.T) {
+	f := newFixture(t)
+	r := f.newRel("2.1.100")
+	r.buildDate = "2025-06-01T00:00:00Z"
+	f.publish(r)
+	r = f.newRel("2.1.101")
+	r.buildDate = "2025-05-01T00:00:00Z"
+	f.publish(r)
+	f.channel("latest", "2.1.100")
+	f.mustRun()
+	f.channel("latest", "2.1.101")
+	before := f.snapshot()
+	_, msg := f.run()
+	if want := "latest points to 2.1.101, whose signed manifest was built 2025-05-01T00:00:00Z, before 2025-06-01T00:00:00Z of a version installed here: refusing to downgrade; install 2.1.101 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	f.mustRun("2.1.101")
+	if f.current() != "claude.2.1.101" {
+		t.Errorf("claude -> %s", f.current())
 	}
 }
 
@@ -156,14 +205,19 @@ func TestRollback(t *testing.T) {
 	if want := "* 2.1.100 (current)\n  2.1.95 (previous)\n"; out != want {
 		t.Errorf("--list = %q, want %q", out, want)
 	}
-	// A previous binary that no longer runs is not switched to.
-	os.WriteFile(filepath.Join(f.dir, "claude.2.1.95"), script("exit 1", 0), 0o755)
+	// A previous binary changed since it was verified is not run or
+	// switched to.
+	bad := script("touch "+filepath.Join(f.home, "ran")+"; echo '2.1.95 (Claude Code)'", 0)
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.95"), bad, 0o755)
 	before = f.snapshot()
 	_, msg = f.run("--rollback")
-	if want := "smoke test of 2.1.95 failed: --version: exit status 1"; msg != want {
-		t.Errorf("rollback to a broken binary: %q, want %q", msg, want)
+	if want := filepath.Join(f.dir, "claude.2.1.95") + " does not match its recorded sha256 (got " + sha(bad) + ", " + strconv.Itoa(len(bad)) + " bytes; recorded " + sha(fakeAgent("2.1.95", agentSize)) + ", 262144 bytes): install it again with claude-update 2.1.95"; msg != want {
+		t.Errorf("rollback to a changed binary: %q, want %q", msg, want)
 	}
 	f.assertUnchanged(before)
+	if _, err := os.Stat(filepath.Join(f.home, "ran")); err == nil {
+		t.Errorf("the changed binary ran")
+	}
 }
 
 func TestPrune(t *testing.T) {
@@ -211,22 +265,27 @@ func TestCheck(t *testing.T) {
 	f := newFixture(t)
 	f.release("2.1.100")
 	f.channel("latest", "2.1.100")
-	_, msg := f.run("--check")
-	if want := "latest is 2.1.100; nothing is installed in " + f.dir; msg != want {
-		t.Errorf("--check on empty dir: %q, want %q", msg, want)
+	out, code, msg := f.runCode("--check")
+	if want := "latest is 2.1.100; nothing is installed in " + f.dir + "\n"; code != 100 || out != want || msg != "" {
+		t.Errorf("--check on empty dir = %d, %q, %q; want 100, %q", code, out, msg, want)
 	}
 	f.mustRun()
-	out := f.mustRun("--check")
-	if out != "2.1.100 is current (latest)\n" {
-		t.Errorf("--check = %q", out)
+	out, code, _ = f.runCode("--check")
+	if code != 0 || out != "2.1.100 is current (latest)\n" {
+		t.Errorf("--check = %d, %q; want 0", code, out)
 	}
 	f.channel("latest", "2.1.101")
 	before := f.snapshot()
-	_, msg = f.run("--check")
-	if want := "latest is 2.1.101, newer than the current 2.1.100"; msg != want {
-		t.Errorf("--check: %q, want %q", msg, want)
+	out, code, _ = f.runCode("--check")
+	if want := "latest is 2.1.101, newer than the current 2.1.100\n"; code != 100 || out != want {
+		t.Errorf("--check = %d, %q; want 100, %q", code, out, want)
 	}
 	f.assertUnchanged(before)
+	f.channel("latest", "<html>")
+	_, code, msg = f.runCode("--check")
+	if want := f.base + `/latest: not a version: "<html>" (a captive portal or proxy page?)`; code != 1 || msg != want {
+		t.Errorf("--check = %d, %q; want 1, %q", code, msg, want)
+	}
 }
 
 func TestUnsignedOldVersion(t *testing.T) {

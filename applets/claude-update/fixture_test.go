@@ -56,7 +56,8 @@ type fixture struct {
 	rawPaths  []string
 	binHits   map[string]int
 	baseOverr string
-	root      bool // run as if as root (the bin dir trust check applies)
+	root      bool  // run as if as root (the bin dir trust check applies)
+	free      int64 // if > 0, the free space claude-update sees
 }
 
 var (
@@ -288,6 +289,12 @@ func (f *fixture) testEnv() env {
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,
 		terminal:    func(io.Writer) bool { return false },
+		free: func() (int64, error) {
+			if f.free > 0 {
+				return f.free, nil
+			}
+			return bindir.New(f.dir).Free()
+		},
 		euid: func() int {
 			if f.root {
 				return 0
@@ -470,4 +477,70 @@ func (f *fixture) npmPublish(tags map[string]string, versions ...npmVersion) {
 	}
 	data, _ := json.Marshal(doc)
 	f.set("/npm/"+name, data)
+}
+
+func (f *fixture) tarballPath(v string) string {
+	return "/npm/@anthropic-ai/claude-code-" + f.platform + "/-/claude-code-" + f.platform + "-" + v + ".tgz"
+}
+
+// serveTar serves, as it is read, a gzipped tarball with one entry name of
+// size bytes of zeros, written until done or the client goes away.
+func serveTar(name string, size int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		zw := gzip.NewWriter(w)
+		tw := tar.NewWriter(zw)
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: size, Typeflag: tar.TypeReg}); err != nil {
+			panic(err)
+		}
+		zero := make([]byte, 1<<20)
+		for left := size; left > 0; left -= int64(len(zero)) {
+			if left < int64(len(zero)) {
+				zero = zero[:left]
+			}
+			if _, err := tw.Write(zero); err != nil || r.Context().Err() != nil {
+				return
+			}
+		}
+		tw.Close()
+		zw.Close()
+	}
+}
+
+// drip sends a body of 1 MB one byte at a time, every 50ms: never idle for
+// long, never done.
+func drip(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "1000000")
+	w.WriteHeader(http.StatusOK)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-t.C:
+			w.Write([]byte{0})
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// npmBomb publishes version v of the platform package with the given
+// dist.unpackedSize (0: none), its tarball served by h, and lots of free
+// space (so that only the tarball limits can stop it).
+func (f *fixture) npmBomb(v string, unpacked int64, h http.HandlerFunc) {
+	name := "@anthropic-ai/claude-code-" + f.platform
+	path := f.tarballPath(v)
+	dist := map[string]any{"integrity": sri([]byte("x")), "tarball": f.srv.URL + path}
+	if unpacked > 0 {
+		dist["unpackedSize"] = unpacked
+	}
+	doc := map[string]any{
+		"name":      name,
+		"dist-tags": map[string]string{"latest": v},
+		"versions":  map[string]any{v: map[string]any{"name": name, "version": v, "dist": dist}},
+	}
+	data, _ := json.Marshal(doc)
+	f.set("/npm/"+name, data)
+	f.handle(path, h)
+	f.free = 1 << 40
 }

@@ -235,34 +235,41 @@ func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact,
 		return nil, err
 	}
 	desc := fmt.Sprintf("%s@%s", s.pkg, v)
+	lim := npmreg.LimitsFor(a.UnpackedSize)
 	return &artifact{source: "npm " + s.registry, fetch: func(ctx context.Context, w io.Writer, space func(int64) error) error {
 		body, err := s.dl.Open(ctx, a.Tarball, nil)
 		if err != nil {
 			return err
 		}
 		defer body.Close()
-		// The binary compresses to less than half; ENOSPC is still caught
-		// if the guess is short.
-		if size := body.Size(); size > 0 {
-			if err := space(3 * size); err != nil {
-				return err
-			}
+		if size := body.Size(); size > lim.Tarball() {
+			return fmt.Errorf("%s: tarball is %d bytes, more than %d (%s %d, and the room tar and gzip need)", desc, size, lim.Tarball(), lim.Why, lim.Unpacked)
 		}
 		h := sha512.New()
 		tee := io.TeeReader(s.u.progress(desc, a.Tarball, body.Size(), body), h)
-		_, xerr := npmreg.Extract(tee, w, release.MaxBinarySize)
+		// The space check happens when the tar header gives the binary's
+		// size, before anything is written.
+		var spaceErr error
+		start := func(n int64) error { spaceErr = space(n); return spaceErr }
+		_, xerr := npmreg.Extract(tee, w, lim, start)
+		if xerr != nil && xerr == spaceErr {
+			return xerr
+		}
 		if xerr != nil && !isWriteErr(xerr) {
 			// A tarball that does not unpack may simply be the wrong one:
-			// report that if the hash says so.
-			if _, err := io.Copy(io.Discard, tee); err == nil && !matchAny(h.Sum(nil), a.SHA512) {
-				return integrityErr(desc, h.Sum(nil), a.SHA512)
+			// report that if the hash says so. One over a limit is not read
+			// any further.
+			if !errors.Is(xerr, npmreg.ErrLimit) {
+				if _, err := io.Copy(io.Discard, io.LimitReader(tee, lim.Tarball())); err == nil && !matchAny(h.Sum(nil), a.SHA512) {
+					return integrityErr(desc, h.Sum(nil), a.SHA512)
+				}
 			}
 			return fmt.Errorf("%s: %w", desc, xerr)
 		}
 		if xerr != nil {
 			return xerr
 		}
-		if _, err := io.Copy(io.Discard, tee); err != nil {
+		if _, err := io.Copy(io.Discard, io.LimitReader(tee, lim.Tarball())); err != nil {
 			return err
 		}
 		if !matchAny(h.Sum(nil), a.SHA512) {

@@ -517,6 +517,59 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
+			name: "npm gzip bomb",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				// 1.07 GB of zeros in about 1 MB, as reported; under the
+				// ceiling, so the header alone does not stop it.
+				f.npmBomb("2.1.100", 0, serveTar("package/claude", 1_070_000_000))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: unpacks to more than 32 times its compressed size (a gzip bomb?)"
+			},
+		},
+		{
+			name: "npm gzip bomb beyond unpackedSize",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 300000, serveTar("package/claude", 1_070_000_000))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: package/claude is 1070000000 bytes, more than 300000 (the packument's unpackedSize)"
+			},
+		},
+		{
+			name: "npm endless tar entry",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 0, serveTar("package/claude", 1<<40))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: package/claude is 1099511627776 bytes, more than 1073741824 (claude-update's ceiling)"
+			},
+		},
+		{
+			name: "npm endless entry before the binary",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 0, serveTar("package/README.md", 1<<30))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: unpacks to more than 32 times its compressed size (a gzip bomb?)"
+			},
+		},
+		{
+			name: "download never ends",
+			args: []string{"--timeout", "2s", "2.1.100"},
+			setup: func(f *fixture) {
+				f.release("2.1.100")
+				f.handle("/claude-code-releases/2.1.100/linux-x64/claude", drip)
+			},
+			want: func(f *fixture) string {
+				return "claude-update did not finish within 2s (a stalled or endless download?); nothing changed: try again, or raise --timeout"
+			},
+		},
+		{
 			name: "registry lacks the platform package",
 			args: []string{"--source", "npm", "--registry", "REGISTRY"},
 			setup: func(f *fixture) {

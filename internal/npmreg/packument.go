@@ -27,8 +27,9 @@ type PackumentVersion struct {
 
 // Dist says where a version's tarball is and what it hashes to.
 type Dist struct {
-	Integrity string `json:"integrity"`
-	Tarball   string `json:"tarball"`
+	Integrity    string `json:"integrity"`
+	Tarball      string `json:"tarball"`
+	UnpackedSize int64  `json:"unpackedSize"`
 }
 
 // ParsePackument parses a packument and checks that it is for package name.
@@ -60,6 +61,8 @@ func (p *Packument) Tag(tag string) (release.Version, error) {
 type Artifact struct {
 	Tarball string
 	SHA512  [][]byte
+	// UnpackedSize is dist.unpackedSize, 0 if the packument has none.
+	UnpackedSize int64
 }
 
 // Artifact returns the tarball URL (https) and the sha512 digests of
@@ -80,7 +83,11 @@ func (p *Packument) Artifact(v release.Version) (Artifact, error) {
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return Artifact{}, fmt.Errorf("%s@%s: tarball URL %s is not https", p.Name, v, release.Quote([]byte(pv.Dist.Tarball), 100))
 	}
-	return Artifact{Tarball: u.String(), SHA512: sums}, nil
+	size := pv.Dist.UnpackedSize
+	if size < 0 {
+		size = 0
+	}
+	return Artifact{Tarball: u.String(), SHA512: sums, UnpackedSize: size}, nil
 }
 
 // ParseIntegrity returns the sha512 digests of a Subresource Integrity

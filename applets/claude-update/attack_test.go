@@ -50,7 +50,7 @@ func TestD1Reproduction(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "pwned")
 	plant(t, dir, "2.1.333", marker)
 	before := snapshot(t, dir)
-	env := []string{"CLAUDE_SBX_BINDIR=" + dir, "SSL_CERT_FILE=" + f.certFile, "npm_config_registry=" + f.registry}
+	env := []string{"CLAUDE_SBX_BINDIR=" + dir, "NPM_CONFIG_GLOBALCONFIG=/nonexistent", "NPM_CONFIG_USERCONFIG=/nonexistent", "npm_config_cafile=" + f.certFile, "npm_config_registry=" + f.registry}
 	code, out, errOut := runBinary(t, env, "--source", "npm")
 	want := "claude-update: bin dir " + dir + " is unsafe for root: /tmp is writable by group or others (" + fi.Mode().String() + "): set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write, in directories likewise (such as /opt/claude/bin)\n"
 	if code != 1 || errOut != want {

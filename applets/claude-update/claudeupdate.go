@@ -574,24 +574,25 @@ func (u *updater) space(need int64) error {
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
+	home := u.e.npmHome()
+	c := npmreg.Config{Getenv: u.e.getenv, Home: home}
+	if u.e.npm && u.f.Registry == "" {
+		c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
+	}
+	set, err := npmreg.Load(ctx, c, u.f.Registry)
+	if err != nil {
+		return nil, err
+	}
+	opts.RootCAs = set.RootCAs
+	opts.Insecure = set.Insecure
+	opts.Proxy = set.ProxyFunc()
+	opts.Authorization = set.Authorization
+	if set.Insecure {
+		u.warnf("strict-ssl=false from %s: the registry's certificate is not checked, so neither is the integrity hash it serves", set.InsecureFrom)
+	}
 	dl, err := download.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	var reg, from string
-	if u.f.Registry != "" {
-		reg, err = npmreg.CheckURL(u.f.Registry)
-		from = "--registry"
-	} else {
-		home := u.e.npmHome()
-		c := npmreg.Config{Getenv: u.e.getenv, Home: home}
-		if u.e.npm {
-			c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
-		}
-		reg, from, err = npmreg.Registry(ctx, c)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &npmSource{u: u, dl: dl, registry: reg, from: from, pkg: npmreg.Package(platform)}, nil
+	return &npmSource{u: u, dl: dl, registry: set.Registry, from: set.From, pkg: npmreg.Package(platform), pks: map[string]*npmreg.Packument{}}, nil
 }

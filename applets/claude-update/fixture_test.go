@@ -56,8 +56,10 @@ type fixture struct {
 	rawPaths  []string
 	binHits   map[string]int
 	baseOverr string
-	root      bool  // run as if as root (the bin dir trust check applies)
-	free      int64 // if > 0, the free space claude-update sees
+	root      bool     // run as if as root (the bin dir trust check applies)
+	token     string   // if set, /npm/ answers 401 without "Bearer <token>"
+	auths     []string // "PATH AUTHORIZATION" of every request
+	free      int64    // if > 0, the free space claude-update sees
 }
 
 var (
@@ -107,6 +109,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.env["SSL_CERT_FILE"] = f.certFile
 	f.env["CLAUDE_SBX_BINDIR"] = f.dir
+	// The host's npm configuration is not the test's.
+	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "no-global-npmrc")
 	return f
 }
 
@@ -116,12 +120,18 @@ func (f *fixture) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, strings.TrimSpace(r.URL.Path+" "+r.Header.Get("Range")))
 	f.rawPaths = append(f.rawPaths, r.RequestURI)
+	f.auths = append(f.auths, strings.TrimSpace(r.URL.Path+" "+r.Header.Get("Authorization")))
+	token := f.token
 	if strings.HasSuffix(r.URL.Path, "/claude") || strings.HasSuffix(r.URL.Path, ".tgz") {
 		f.binHits[r.URL.Path]++
 	}
 	h := f.handlers[r.URL.Path]
 	data, ok := f.files[r.URL.Path]
 	f.mu.Unlock()
+	if token != "" && strings.HasPrefix(r.URL.Path, "/npm/") && r.Header.Get("Authorization") != "Bearer "+token {
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+		return
+	}
 	if h != nil {
 		h(w, r)
 		return
@@ -324,8 +334,14 @@ func (f *fixture) runCode(args ...string) (string, int, string) {
 }
 
 func (f *fixture) runErr(args ...string) (string, error) {
-	var out, stderr bytes.Buffer
-	err := runEnv(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: &stderr}, f.testEnv())
+	var stderr bytes.Buffer
+	return f.runErrTo(&stderr, args...)
+}
+
+// runErrTo is runErr with stderr (warnings) going to w.
+func (f *fixture) runErrTo(w io.Writer, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := runEnv(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: w}, f.testEnv())
 	return out.String(), err
 }
 
@@ -477,6 +493,31 @@ func (f *fixture) npmPublish(tags map[string]string, versions ...npmVersion) {
 	}
 	data, _ := json.Marshal(doc)
 	f.set("/npm/"+name, data)
+	deps := map[string]string{}
+	for _, v := range versions {
+		deps[v.version] = v.version
+	}
+	f.npmMain(tags, deps)
+}
+
+// npmMain publishes @anthropic-ai/claude-code with dist-tags tags; deps maps
+// each of its versions to the platform package version it depends on.
+func (f *fixture) npmMain(tags map[string]string, deps map[string]string) {
+	name := "@anthropic-ai/claude-code"
+	versions := map[string]any{}
+	for v, pv := range deps {
+		versions[v] = map[string]any{
+			"name":    name,
+			"version": v,
+			"dist":    map[string]string{"integrity": sri([]byte(v)), "tarball": f.srv.URL + "/npm/" + name + "/-/claude-code-" + v + ".tgz"},
+			"optionalDependencies": map[string]string{
+				"@anthropic-ai/claude-code-" + f.platform: pv,
+				"@anthropic-ai/claude-code-darwin-arm64":  pv,
+			},
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"name": name, "dist-tags": tags, "versions": versions})
+	f.set("/npm/"+name, data)
 }
 
 func (f *fixture) tarballPath(v string) string {
@@ -541,6 +582,7 @@ func (f *fixture) npmBomb(v string, unpacked int64, h http.HandlerFunc) {
 	}
 	data, _ := json.Marshal(doc)
 	f.set("/npm/"+name, data)
+	f.npmMain(map[string]string{"latest": v}, map[string]string{v: v})
 	f.handle(path, h)
 	f.free = 1 << 40
 }

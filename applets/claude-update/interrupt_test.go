@@ -33,9 +33,9 @@ func names(t *testing.T, dir string) []string {
 	return out
 }
 
-// waitTemp waits until dir holds a temporary download (the test's own
-// timeout bounds the wait).
-func waitTemp(t *testing.T, dir string) {
+// waitTemp waits until dir holds a temporary download, or fails if the
+// process ends first (the test's own timeout bounds the wait).
+func waitTemp(t *testing.T, dir string, done <-chan error, stderr *bytes.Buffer) {
 	t.Helper()
 	for {
 		ents, _ := os.ReadDir(dir)
@@ -44,7 +44,11 @@ func waitTemp(t *testing.T, dir string) {
 				return
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case err := <-done:
+			t.Fatalf("claude-update ended before downloading: %v: %s", err, stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
@@ -67,15 +71,17 @@ func TestInterrupted(t *testing.T) {
 			dir := filepath.Join(testutil.RootOwnedDir(t), "bin")
 			link := testutil.Link(t, t.TempDir(), "claude-update")
 			cmd := exec.Command(link, "--source", "npm", "--registry", f.registry)
-			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "CLAUDE_SBX_BINDIR=" + dir, "SSL_CERT_FILE=" + f.certFile}
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "CLAUDE_SBX_BINDIR=" + dir, "NPM_CONFIG_GLOBALCONFIG=/nonexistent", "NPM_CONFIG_USERCONFIG=/nonexistent", "npm_config_cafile=" + f.certFile}
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitTemp(t, dir)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			waitTemp(t, dir, done, &errb)
 			cmd.Process.Signal(sig)
-			err := cmd.Wait()
+			err := <-done
 			code := cmd.ProcessState.ExitCode()
 			if sig == syscall.SIGKILL {
 				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {

@@ -182,51 +182,60 @@ func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL stri
 	return true, nil
 }
 
-// npmSource is an npm registry.
+// npmSource is an npm registry: the version comes from the dist-tags of
+// @anthropic-ai/claude-code, as `npm install -g @anthropic-ai/claude-code`
+// would pick it, and the platform package's version from its
+// optionalDependencies (the platform package's own dist-tags can be ahead).
 type npmSource struct {
 	u        *updater
 	dl       *download.Client
 	registry string
 	from     string
-	pkg      string
-	pk       *npmreg.Packument
+	pkg      string // the platform package
+	pks      map[string]*npmreg.Packument
 }
 
-func (s *npmSource) packument(ctx context.Context) (*npmreg.Packument, error) {
-	if s.pk != nil {
-		return s.pk, nil
+func (s *npmSource) packument(ctx context.Context, name string) (*npmreg.Packument, error) {
+	if pk := s.pks[name]; pk != nil {
+		return pk, nil
 	}
-	url := npmreg.URL(s.registry, s.pkg)
+	url := npmreg.URL(s.registry, name)
 	h := http.Header{"Accept": {"application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"}}
 	data, err := s.dl.Get(ctx, url, maxPackument, h)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %v", s.registry, s.from, s.pkg, err)
+		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %v", s.registry, s.from, name, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	pk, err := npmreg.ParsePackument(data, s.pkg)
+	pk, err := npmreg.ParsePackument(data, name)
 	if err != nil {
 		return nil, err
 	}
-	s.pk = pk
+	s.pks[name] = pk
 	return pk, nil
 }
 
 func (s *npmSource) version(ctx context.Context, target string) (release.Version, error) {
-	pk, err := s.packument(ctx)
+	main, err := s.packument(ctx, npmreg.MainPackage)
 	if err != nil {
 		return release.Version{}, err
 	}
+	var v release.Version
 	if release.IsChannel(target) {
-		return pk.Tag(target)
+		v, err = main.Tag(target)
+	} else {
+		v, err = release.ParseVersion(target)
 	}
-	return release.ParseVersion(target)
+	if err != nil {
+		return release.Version{}, err
+	}
+	return main.PlatformVersion(v, s.pkg)
 }
 
 func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact, error) {
-	pk, err := s.packument(ctx)
+	pk, err := s.packument(ctx, s.pkg)
 	if err != nil {
 		return nil, err
 	}

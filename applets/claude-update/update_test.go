@@ -577,7 +577,7 @@ func TestFailures(t *testing.T) {
 				f.platform = "linux-x64-musl"
 			},
 			want: func(f *fixture) string {
-				return "registry " + f.registry + " (from --registry) has no package @anthropic-ai/claude-code-linux-x64-musl: GET " + f.registry + "@anthropic-ai%2fclaude-code-linux-x64-musl: HTTP 404 Not Found"
+				return "@anthropic-ai/claude-code@2.1.100 does not list @anthropic-ai/claude-code-linux-x64-musl in its optionalDependencies (no build for this platform?)"
 			},
 		},
 		{
@@ -726,12 +726,16 @@ func TestNpm(t *testing.T) {
 	f := newFixture(t)
 	tb100 := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
 	tb101 := f.npmTarball("2.1.101", fakeAgent("2.1.101", agentSize))
-	f.npmPublish(map[string]string{"latest": "2.1.101", "stable": "2.1.100"},
-		npmVersion{version: "2.1.100", tarball: tb100}, npmVersion{version: "2.1.101", tarball: tb101})
+	tb102 := f.npmTarball("2.1.102", fakeAgent("2.1.102", agentSize))
+	// The platform package's own latest is ahead of the main package's, as
+	// seen upstream (2.1.333 against 2.1.332): npm installs what the main
+	// package's latest depends on.
+	f.npmPublish(map[string]string{"latest": "2.1.102"},
+		npmVersion{version: "2.1.100", tarball: tb100}, npmVersion{version: "2.1.101", tarball: tb101}, npmVersion{version: "2.1.102", tarball: tb102})
+	f.npmMain(map[string]string{"latest": "2.1.101"}, map[string]string{"2.1.100": "2.1.100", "2.1.101": "2.1.101"})
 	// The registry comes from ~/.npmrc of the configured home.
 	os.WriteFile(filepath.Join(f.home, ".npmrc"), []byte("fund=false\nregistry="+f.registry+"\n"), 0o644)
-	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "none")
-	out := f.mustRun("--source", "npm", "stable")
+	out := f.mustRun("--source", "npm", "2.1.100")
 	if !strings.HasSuffix(out, "installed 2.1.100 in "+f.dir+"\n") {
 		t.Errorf("output = %q", out)
 	}
@@ -743,24 +747,28 @@ func TestNpm(t *testing.T) {
 	if string(got) != string(fakeAgent("2.1.101", agentSize)) {
 		t.Errorf("installed binary is not package/claude")
 	}
-	// The scoped name is escaped as npm does.
-	found := false
-	for _, p := range f.rawPaths {
-		if p == "/npm/@anthropic-ai%2fclaude-code-linux-x64" {
-			found = true
+	// The scoped names are escaped as npm does.
+	for _, want := range []string{"/npm/@anthropic-ai%2fclaude-code", "/npm/@anthropic-ai%2fclaude-code-linux-x64"} {
+		found := false
+		for _, p := range f.rawPaths {
+			found = found || p == want
 		}
-	}
-	if !found {
-		t.Errorf("no request for the escaped packument path: %q", f.rawPaths)
+		if !found {
+			t.Errorf("no request for %s: %q", want, f.rawPaths)
+		}
 	}
 	out = f.mustRun("--source", "npm", "--check")
 	if out != "2.1.101 is current (latest)\n" {
 		t.Errorf("--check = %q", out)
 	}
+	_, msg := f.run("--source", "npm", "stable")
+	if want := `npm has no stable channel: @anthropic-ai/claude-code has no dist-tag "stable" (it has: latest); use latest, a version, or --source release for stable`; msg != want {
+		t.Errorf("stable on npm: %q, want %q", msg, want)
+	}
 	// The environment wins over ~/.npmrc.
 	f.env["npm_config_registry"] = "https://127.0.0.1:1/"
-	_, msg := f.run("--source", "npm", "--check")
-	if want := "GET https://127.0.0.1:1/@anthropic-ai%2fclaude-code-linux-x64: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"; msg != want {
+	_, msg = f.run("--source", "npm", "--check")
+	if want := "GET https://127.0.0.1:1/@anthropic-ai%2fclaude-code: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"; msg != want {
 		t.Errorf("npm_config_registry ignored: %q, want %q", msg, want)
 	}
 }

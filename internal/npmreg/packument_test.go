@@ -33,7 +33,7 @@ func TestPackument(t *testing.T) {
 	tagTests := []struct{ name, tag, want, err string }{
 		{"latest", "latest", "2.1.332", ""},
 		{"stable", "stable", "2.1.300", ""},
-		{"missing", "next", "", `@anthropic-ai/claude-code-linux-x64 has no dist-tag "next"`},
+		{"missing", "next", "", `@anthropic-ai/claude-code-linux-x64 has no dist-tag "next" (it has: bad, latest, stable)`},
 		{"bad", "bad", "", `@anthropic-ai/claude-code-linux-x64: dist-tag bad: invalid version "x/y"`},
 	}
 	for _, tt := range tagTests {

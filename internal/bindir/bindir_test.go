@@ -217,3 +217,43 @@ func TestInstallRunsTheVerifiedFile(t *testing.T) {
 		t.Errorf("the swapped-in file was installed")
 	}
 }
+
+func TestParseState(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	tests := []struct{ in, err string }{
+		{`{"versions":{"2.1.5":{"sha256":"` + sum + `","size":3,"source":"npm https://r/"}},"highest":"2.1.5","hold":"2.1.4"}`, ""},
+		{`{}`, ""},
+		{`{"versions":{"2.1":{"sha256":"` + sum + `","size":3}}}`, `record of "2.1"`},
+		{`{"versions":{"2.1.5":{"sha256":"abc","size":3}}}`, "record of 2.1.5: bad sha256 or size"},
+		{`{"hold":"../x"}`, `invalid version "../x"`},
+		{`not json`, "invalid character 'o' in literal null (expecting 'u')"},
+	}
+	for _, tt := range tests {
+		s, err := ParseState([]byte(tt.in))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.err {
+			t.Errorf("ParseState(%s) = %v, %q; want error %q", tt.in, s, got, tt.err)
+		}
+	}
+}
+
+func FuzzParseState(f *testing.F) {
+	f.Add([]byte(`{"versions":{"2.1.5":{"sha256":"` + strings.Repeat("ab", 32) + `","size":3}},"highest":"2.1.5","hold":"2.1.4"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ParseState(b)
+		if err != nil {
+			return
+		}
+		for k := range s.Versions {
+			if _, err := release.ParseVersion(k); err != nil {
+				t.Fatalf("accepted version %q", k)
+			}
+		}
+		if _, ok := s.HoldVersion(); s.Hold != "" && !ok {
+			t.Fatalf("accepted hold %q", s.Hold)
+		}
+	})
+}

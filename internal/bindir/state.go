@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -166,16 +165,4 @@ func (d *Dir) SaveState(s *State) error {
 		return d.writeErr(err)
 	}
 	return d.syncDir()
-}
-
-// Versions returns the recorded versions, newest first.
-func (s *State) RecordedVersions() []release.Version {
-	var vs []release.Version
-	for k := range s.Versions {
-		if v, err := release.ParseVersion(k); err == nil {
-			vs = append(vs, v)
-		}
-	}
-	sort.Slice(vs, func(i, j int) bool { return vs[i].Compare(vs[j]) > 0 })
-	return vs
 }

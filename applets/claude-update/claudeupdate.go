@@ -346,7 +346,7 @@ func (u *updater) check(ctx context.Context, src source) error {
 		u.printf("%s is current (%s)", v, u.f.Target)
 		return nil
 	}
-	if top := st.HighestVersion(); channel && !u.f.AllowDowngrade && !top.IsZero() && v.Compare(top) < 0 {
+	if top := u.highest(st); channel && !u.f.AllowDowngrade && !top.IsZero() && v.Compare(top) < 0 {
 		u.printf("%s is %s, lower than %s installed here before: not an update (claude-update refuses it without --allow-downgrade)", u.f.Target, v, top)
 		return nil
 	}
@@ -432,7 +432,7 @@ func (u *updater) update(ctx context.Context, src source) error {
 		u.printf("held at %s (%s is %s); not updating: claude-update --unhold to follow %s again", h, u.f.Target, v, u.f.Target)
 		return nil
 	}
-	top := st.HighestVersion()
+	top := u.highest(st)
 	downgrade := channel && !top.IsZero() && v.Compare(top) < 0 && !(haveCur && cur == v)
 	if downgrade && !u.f.AllowDowngrade {
 		return fmt.Errorf("%s points to %s, lower than %s installed here before: refusing to downgrade (a rolled-back or replayed channel?); install %s by name or pass --allow-downgrade to follow it", u.f.Target, v, top, v)
@@ -505,6 +505,19 @@ func (u *updater) update(ctx context.Context, src source) error {
 		u.printf("removed %s", p)
 	}
 	return nil
+}
+
+// highest is the highest version installed here: as recorded, or, before
+// there is a record (installs by older claude-updates), the highest file
+// present, which only whoever may write the bin dir can have put there.
+func (u *updater) highest(st *bindir.State) release.Version {
+	if top := st.HighestVersion(); !top.IsZero() {
+		return top
+	}
+	if vs, err := u.dir.Installed(); err == nil && len(vs) > 0 {
+		return vs[0]
+	}
+	return release.Version{}
 }
 
 // present returns claude.<v>, open, if it is verified: it matches its

@@ -152,6 +152,23 @@ func TestChannelDowngradeRefused(t *testing.T) {
 	}
 }
 
+// TestDowngradeWithoutState: versions installed by an older
+// claude-update (no state file) count as installed here.
+func TestDowngradeWithoutState(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.95")
+	f.release("2.1.100")
+	f.mustRun("2.1.100")
+	if err := os.Remove(filepath.Join(f.dir, bindir.StateName)); err != nil {
+		t.Fatal(err)
+	}
+	f.channel("latest", "2.1.95")
+	_, msg := f.run()
+	if want := "latest points to 2.1.95, lower than 2.1.100 installed here before: refusing to downgrade (a rolled-back or replayed channel?); install 2.1.95 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+}
+
 // TestSignedBuildDateDowngrade: a channel naming a higher version whose
 // signed manifest was built before the one installed is refused too.
 func TestSignedBuildDateDowngrade(t *testing.T) {

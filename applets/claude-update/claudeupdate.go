@@ -441,7 +441,8 @@ func (u *updater) update(ctx context.Context, src source) error {
 	if err != nil {
 		return err
 	}
-	if channel && !u.f.AllowDowngrade && art.buildDate != "" && st.BuildDate != "" && olderDate(art.buildDate, st.BuildDate) {
+	current := haveCur && cur == v
+	if channel && !current && !u.f.AllowDowngrade && art.buildDate != "" && st.BuildDate != "" && olderDate(art.buildDate, st.BuildDate) {
 		return fmt.Errorf("%s points to %s, whose signed manifest was built %s, before %s of a version installed here: refusing to downgrade; install %s by name or pass --allow-downgrade to follow it", u.f.Target, v, art.buildDate, st.BuildDate, v)
 	}
 	if downgrade {

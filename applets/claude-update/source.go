@@ -107,9 +107,9 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	if err != nil {
 		return nil, err
 	}
-	buildDate := ""
+	buildDate, origin := "", "release "+s.base+" (unsigned manifest, --allow-unsigned)"
 	if signed {
-		buildDate = m.BuildDate
+		buildDate, origin = m.BuildDate, "release "+s.base+" (signed manifest)"
 	}
 	binURL := fmt.Sprintf("%s/%s/%s/claude", s.base, v, s.platform)
 	desc := fmt.Sprintf("claude %s (%s)", v, s.platform)
@@ -134,7 +134,7 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 		sha256:    b.Checksum,
 		size:      b.Size,
 		buildDate: buildDate,
-		source:    "release " + s.base,
+		source:    origin,
 	}, nil
 }
 

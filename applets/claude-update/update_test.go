@@ -192,6 +192,10 @@ func TestSignedBuildDateDowngrade(t *testing.T) {
 	if f.current() != "claude.2.1.101" {
 		t.Errorf("claude -> %s", f.current())
 	}
+	// The channel pointing at what is current is no downgrade.
+	if out := f.mustRun(); out != "2.1.101 is already installed and current\n" {
+		t.Errorf("output = %q", out)
+	}
 }
 
 func TestRollback(t *testing.T) {

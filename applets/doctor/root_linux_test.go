@@ -16,8 +16,24 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
+
+// saveState writes the bin directory's state file with claude-update's
+// own writer, under its lock.
+func saveState(t *testing.T, dir string, st *bindir.State) {
+	t.Helper()
+	d := bindir.New(dir)
+	d.Trusted = true
+	if err := d.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Unlock()
+	if err := d.SaveState(st); err != nil {
+		t.Fatal(err)
+	}
+}
 
 type report struct {
 	OK     bool     `json:"ok"`
@@ -50,9 +66,10 @@ func line(t *testing.T, r report, name string) Result {
 }
 
 // agentDir makes a bin directory like claude-update's, with a binary
-// claude.9.9.9 and the claude symlink, readable by the test user.
+// claude.9.9.9 and the claude symlink, readable by the test user, in a
+// directory that only root can change (as claude-update requires of it).
 func agentDir(t *testing.T) (dir, bin string) {
-	dir = testutil.PublicDir(t)
+	dir = testutil.RootOwnedDir(t)
 	bin = filepath.Join(dir, "claude.9.9.9")
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 9.9.9\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -74,11 +91,11 @@ func TestRootRealHost(t *testing.T) {
 	testutil.RequireCommand(t, "bwrap")
 	bin := testutil.Binary(t)
 	order := []string{"user", "userns-clone", "max-userns", "apparmor", "bwrap", "sandbox-probe", "seccomp",
-		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "agent", "agent-hash"}
+		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash"}
 
 	dir, agent := agentDir(t)
 	sum := sha256.Sum256([]byte("#!/bin/sh\necho 9.9.9\n"))
-	record := agent + ".sha256"
+	state := filepath.Join(dir, bindir.StateName)
 	env := func(extra ...string) []string {
 		return append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "CLAUDE_SBX_BINDIR=" + dir}, extra...)
 	}
@@ -117,29 +134,71 @@ func TestRootRealHost(t *testing.T) {
 		if c := line(t, r, "bwrap"); c.Status != OK {
 			t.Errorf("bwrap = %+v, want ok (bubblewrap is installed)", c)
 		}
-		// Root-owned, executable, no record yet.
+		// Root-owned, executable, no state file yet.
+		if c := line(t, r, "bin-dir"); c.Status != OK {
+			t.Errorf("bin-dir in a root-owned directory = %+v, want ok", c)
+		}
 		if c := line(t, r, "agent"); c.Status != OK || !strings.Contains(c.Message, "(version 9.9.9)") {
 			t.Errorf("agent = %+v, want ok, version 9.9.9", c)
 		}
-		if c := line(t, r, "agent-hash"); c.Status != Warn || c.Fix != "sudo claude-update --force 9.9.9" {
-			t.Errorf("agent-hash without a record = %+v, want warn", c)
+		want := Result{Check: "agent-hash", Status: Warn,
+			Message: "no " + state + ": nothing records that claude-update verified claude.9.9.9 (installed by hand or by an older claude-update)",
+			Fix:     "sudo claude-update 9.9.9 (verifies it again and records it)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash without a state file = %+v, want %+v", c, want)
 		}
-		// A record that matches.
-		if err := os.WriteFile(record, []byte(hex.EncodeToString(sum[:])+"  claude.9.9.9\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		// A state file that holds but has no record of this version.
+		saveState(t, dir, &bindir.State{Versions: map[string]bindir.Record{}, Hold: "9.9.9"})
 		r, _ = runDoctor(t, asRoot())
-		if c := line(t, r, "agent-hash"); c.Status != OK {
-			t.Errorf("agent-hash with a matching record = %+v, want ok", c)
+		want = Result{Check: "agent-hash", Status: Warn,
+			Message: state + " has no record of 9.9.9: nothing says claude-update verified claude.9.9.9",
+			Fix:     "sudo claude-update 9.9.9 (verifies it again and records it)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash without a record = %+v, want %+v", c, want)
+		}
+		// The record claude-update writes after verifying, and the hold.
+		saveState(t, dir, &bindir.State{
+			Versions: map[string]bindir.Record{"9.9.9": {SHA256: hex.EncodeToString(sum[:]), Size: 21, Source: "npm https://registry.example.test/"}},
+			Highest:  "9.9.9", Hold: "9.9.9"})
+		r, _ = runDoctor(t, asRoot())
+		want = Result{Check: "agent-hash", Status: OK,
+			Message: "claude.9.9.9 matches the SHA-256 claude-update verified (from npm https://registry.example.test/); held at 9.9.9 (sudo claude-update --unhold follows the channel again)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash with a matching record = %+v, want %+v", c, want)
 		}
 		// The binary changes after it was verified.
 		if err := os.WriteFile(agent, []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		evil := sha256.Sum256([]byte("#!/bin/sh\necho evil\n"))
 		r, code := runDoctor(t, asRoot())
-		c := line(t, r, "agent-hash")
-		if c.Status != Fail || !strings.Contains(c.Message, "the binary changed after it was verified") || code != 1 {
-			t.Errorf("agent-hash after a change = %+v (exit %d), want FAIL and exit 1", c, code)
+		want = Result{Check: "agent-hash", Status: Fail,
+			Message: fmt.Sprintf("%s has SHA-256 %x (20 bytes), but %s records %x (21 bytes): the binary changed after claude-update verified it", agent, evil, state, sum),
+			Fix:     "sudo claude-update --force 9.9.9"}
+		if c := line(t, r, "agent-hash"); c != want || code != 1 {
+			t.Errorf("agent-hash after a change = %+v (exit %d), want %+v and exit 1", c, code, want)
+		}
+		// A damaged state file: claude-update's own reader says so.
+		if err := os.WriteFile(state, []byte("{\"versions\": 1}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, code = runDoctor(t, asRoot())
+		if c := line(t, r, "agent-hash"); c.Status != Fail || !strings.HasPrefix(c.Message, state+" is damaged (") || code != 1 {
+			t.Errorf("agent-hash with a damaged state file = %+v (exit %d), want FAIL", c, code)
+		}
+		// A bin directory a group can write: claude-update would refuse it.
+		if err := os.Chmod(dir, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		r, code = runDoctor(t, asRoot())
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want = Result{Check: "bin-dir", Status: Fail,
+			Message: dir + " is writable by group or others (drwxrwxr-x): whoever can change it chooses what every sandbox runs, and claude-update refuses it",
+			Fix:     "chown root:root " + dir + " && chmod go-w " + dir + ", or set CLAUDE_SBX_BINDIR to a directory only root can write (such as /opt/claude/bin)"}
+		if c := line(t, r, "bin-dir"); c != want || code != 1 {
+			t.Errorf("bin-dir writable by the group = %+v (exit %d), want %+v", c, code, want)
 		}
 	})
 

@@ -3,7 +3,6 @@ package doctor
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -20,17 +19,18 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
-// saveState writes the bin directory's state file with claude-update's
-// own writer, under its lock.
-func saveState(t *testing.T, dir string, st *bindir.State) {
+// agentScript is the agent claude-update installs: its smoke test wants
+// "VERSION (Claude Code)".
+const agentScript = "#!/bin/sh\necho '9.9.9 (Claude Code)'\n"
+
+// relink points dir/claude at target, as claude-update switches it.
+func relink(t *testing.T, dir, target string) {
 	t.Helper()
-	d := bindir.New(dir)
-	d.Trusted = true
-	if err := d.Lock(); err != nil {
+	tmp := filepath.Join(dir, ".relink")
+	if err := os.Symlink(target, tmp); err != nil {
 		t.Fatal(err)
 	}
-	defer d.Unlock()
-	if err := d.SaveState(st); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, bindir.Link)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -66,12 +66,13 @@ func line(t *testing.T, r report, name string) Result {
 }
 
 // agentDir makes a bin directory like claude-update's, with a binary
-// claude.9.9.9 and the claude symlink, readable by the test user, in a
-// directory that only root can change (as claude-update requires of it).
+// claude.9.9.9 put there by hand (not agentScript) and the claude symlink,
+// readable by the test user, in a directory that only root can change (as
+// claude-update requires of it).
 func agentDir(t *testing.T) (dir, bin string) {
 	dir = testutil.RootOwnedDir(t)
 	bin = filepath.Join(dir, "claude.9.9.9")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 9.9.9\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte(agentScript+"# by hand\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("claude.9.9.9", filepath.Join(dir, "claude")); err != nil {
@@ -94,7 +95,7 @@ func TestRootRealHost(t *testing.T) {
 		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash"}
 
 	dir, agent := agentDir(t)
-	sum := sha256.Sum256([]byte("#!/bin/sh\necho 9.9.9\n"))
+	sum := sha256.Sum256([]byte(agentScript))
 	state := filepath.Join(dir, bindir.StateName)
 	env := func(extra ...string) []string {
 		return append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "CLAUDE_SBX_BINDIR=" + dir}, extra...)
@@ -147,33 +148,46 @@ func TestRootRealHost(t *testing.T) {
 		if c := line(t, r, "agent-hash"); c != want {
 			t.Errorf("agent-hash without a state file = %+v, want %+v", c, want)
 		}
-		// A state file that holds but has no record of this version.
-		saveState(t, dir, &bindir.State{Versions: map[string]bindir.Record{}, Hold: "9.9.9"})
+		// The real claude-update installs 9.9.9 from an npm registry (the
+		// file there has no record, so it downloads it again), records
+		// it, and holds it.
+		reg := newNpmRegistry(t, "9.9.9", []byte(agentScript))
+		claudeUpdate(t, append(env(), reg.env...), "--source", "npm", "9.9.9")
+		claudeUpdate(t, env(), "--hold")
+		st, err := bindir.ReadState(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, ok := st.Versions["9.9.9"]; !ok || rec.SHA256 != fmt.Sprintf("%x", sum) || st.Hold != "9.9.9" {
+			t.Fatalf("claude-update recorded %+v, want 9.9.9 with SHA-256 %x, held", st, sum)
+		}
+		r, code := runDoctor(t, asRoot())
+		want = Result{Check: "agent-hash", Status: OK,
+			Message: "claude.9.9.9 matches the SHA-256 claude-update verified (from npm " + reg.url + "); held at 9.9.9 (sudo claude-update --unhold follows the channel again)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash after claude-update = %+v, want %+v", c, want)
+		}
+		// A current binary that the state file has no record of.
+		other := filepath.Join(dir, "claude.9.9.8")
+		testutil.CopyFile(t, agent, other, 0o755)
+		relink(t, dir, "claude.9.9.8")
 		r, _ = runDoctor(t, asRoot())
 		want = Result{Check: "agent-hash", Status: Warn,
-			Message: state + " has no record of 9.9.9: nothing says claude-update verified claude.9.9.9",
-			Fix:     "sudo claude-update 9.9.9 (verifies it again and records it)"}
+			Message: state + " has no record of 9.9.8: nothing says claude-update verified claude.9.9.8",
+			Fix:     "sudo claude-update 9.9.8 (verifies it again and records it)"}
 		if c := line(t, r, "agent-hash"); c != want {
 			t.Errorf("agent-hash without a record = %+v, want %+v", c, want)
 		}
-		// The record claude-update writes after verifying, and the hold.
-		saveState(t, dir, &bindir.State{
-			Versions: map[string]bindir.Record{"9.9.9": {SHA256: hex.EncodeToString(sum[:]), Size: 21, Source: "npm https://registry.example.test/"}},
-			Highest:  "9.9.9", Hold: "9.9.9"})
-		r, _ = runDoctor(t, asRoot())
-		want = Result{Check: "agent-hash", Status: OK,
-			Message: "claude.9.9.9 matches the SHA-256 claude-update verified (from npm https://registry.example.test/); held at 9.9.9 (sudo claude-update --unhold follows the channel again)"}
-		if c := line(t, r, "agent-hash"); c != want {
-			t.Errorf("agent-hash with a matching record = %+v, want %+v", c, want)
-		}
+		relink(t, dir, "claude.9.9.9")
 		// The binary changes after it was verified.
-		if err := os.WriteFile(agent, []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
+		evilText := strings.Replace(agentScript, "echo", "eval", 1)
+		if err := os.WriteFile(agent, []byte(evilText), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		evil := sha256.Sum256([]byte("#!/bin/sh\necho evil\n"))
-		r, code := runDoctor(t, asRoot())
+		evil := sha256.Sum256([]byte(evilText))
+		r, code = runDoctor(t, asRoot())
 		want = Result{Check: "agent-hash", Status: Fail,
-			Message: fmt.Sprintf("%s has SHA-256 %x (20 bytes), but %s records %x (21 bytes): the binary changed after claude-update verified it", agent, evil, state, sum),
+			Message: fmt.Sprintf("%s has SHA-256 %x (%d bytes), but %s records %x (%d bytes): the binary changed after claude-update verified it", agent, evil, len(evilText), state, sum, len(agentScript)),
 			Fix:     "sudo claude-update --force 9.9.9"}
 		if c := line(t, r, "agent-hash"); c != want || code != 1 {
 			t.Errorf("agent-hash after a change = %+v (exit %d), want %+v and exit 1", c, code, want)

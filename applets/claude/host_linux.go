@@ -16,6 +16,7 @@ func (osHost) Lstat(p string) (fs.FileInfo, error)   { return os.Lstat(p) }
 func (osHost) Readlink(p string) (string, error)     { return os.Readlink(p) }
 func (osHost) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
 func (osHost) EvalSymlinks(p string) (string, error) { return filepath.EvalSymlinks(p) }
+func (osHost) ReadFile(p string) ([]byte, error)     { return os.ReadFile(p) }
 
 // Reachable connects to the unix socket and hangs up: a stale socket file
 // left by a manager that exited does not count.

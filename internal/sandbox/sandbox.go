@@ -33,6 +33,8 @@ type Host interface {
 	Readlink(path string) (string, error)
 	Glob(pattern string) ([]string, error)
 	EvalSymlinks(path string) (string, error)
+	// ReadFile reads a file (git's index, .git files) following symlinks.
+	ReadFile(path string) ([]byte, error)
 	// Reachable reports whether a unix stream socket accepts connections.
 	Reachable(socket string) bool
 }
@@ -245,9 +247,18 @@ func Build(h Host, s Spec) (*Launch, error) {
 	env.set("DISABLE_INSTALLATION_CHECKS", "1")
 	l.EnvSet = []string{"PATH=" + env.vals["PATH"], "XDG_DATA_DIRS=/usr/share", "DISABLE_UPDATES=1", "DISABLE_AUTOUPDATER=1", "DISABLE_INSTALLATION_CHECKS=1", "XDG_RUNTIME_DIR=" + inRuntime}
 
+	// The project of the working directory (project.go).
+	proj, err := l.addProject(h, s)
+	if err != nil {
+		return nil, err
+	}
+
 	// The user's config, in order.
 	var command []string
 	writable := writableMounts(s)
+	if proj.RW {
+		writable = append(writable, mount{proj.Dir, proj.Dir})
+	}
 	for _, d := range s.Config {
 		ok, err := l.holds(h, s, d.When)
 		if err != nil {
@@ -262,6 +273,10 @@ func Build(h Host, s Spec) (*Launch, error) {
 		if err := l.apply(h, s, d, env, &command); err != nil {
 			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
 		}
+	}
+
+	if err := l.finishProject(h, s, proj); err != nil {
+		return nil, err
 	}
 
 	// The command. A $SHELL that is not visible inside (e.g. from
@@ -388,6 +403,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
+	case sandboxcfg.Project:
+		// Decided before the config's mounts (project.go).
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

@@ -21,6 +21,8 @@ import (
 type fakeHost struct {
 	files     map[string]string
 	reachable map[string]bool
+	// contents are the contents of files ("" if absent).
+	contents map[string]string
 }
 
 type fakeInfo struct {
@@ -136,6 +138,20 @@ func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 
 func (h *fakeHost) Reachable(s string) bool { return h.reachable[s] }
 
+func (h *fakeHost) ReadFile(p string) ([]byte, error) {
+	r, ok := h.resolve(p, 0)
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	if b, ok := h.contents[r]; ok {
+		return []byte(b), nil
+	}
+	if h.files[r] == "f" {
+		return nil, nil
+	}
+	return nil, &fs.PathError{Op: "read", Path: p, Err: fs.ErrInvalid}
+}
+
 func sortStrings(s []string) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
@@ -146,7 +162,7 @@ func sortStrings(s []string) {
 
 // debianHost is a merged-/usr Debian machine with the agent installed.
 func debianHost() *fakeHost {
-	h := &fakeHost{files: map[string]string{}, reachable: map[string]bool{}}
+	h := &fakeHost{files: map[string]string{}, reachable: map[string]bool{}, contents: map[string]string{}}
 	for _, d := range []string{"/usr", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share", "/usr/include", "/usr/sbin",
 		"/etc", "/etc/ld.so.conf.d", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
 		"/opt", "/opt/claude", "/opt/claude/bin", "/home", "/home/u", "/home/u/.claude-home", "/home/u/.opam",
@@ -316,7 +332,7 @@ func TestGoldenDirectives(t *testing.T) {
 // A symlink into ~/projects must not make the condition hold for the
 // physical directory it points to, and a symlinked ~/projects still counts.
 func TestPwdUnderPhysical(t *testing.T) {
-	cfg := "if pwd-under ~/projects\n  rw $PWD\nend"
+	cfg := "project off\nif pwd-under ~/projects\n  rw $PWD\nend"
 	tests := []struct {
 		name  string
 		host  func(*fakeHost)
@@ -372,7 +388,7 @@ func TestBuildErrors(t *testing.T) {
 		{"bindir missing", func(h *fakeHost) { delete(h.files, "/opt/claude/bin") }, "", false, "/opt/claude/bin/claude not found: run claude-update"},
 		{"missing source", nil, "\nro /nonexistent", false, "~/.claude-sandbox-init:2: ro: /nonexistent does not exist (use ro-try to skip a missing path)"},
 		{"missing rw source", nil, "rw ~/.cargo", false, "~/.claude-sandbox-init:1: rw: /home/u/.cargo does not exist (use rw-try to skip a missing path)"},
-		{"chdir invisible", nil, "chdir /home/u/projects/p", false, "~/.claude-sandbox-init:1: chdir: /home/u/projects/p is not visible in the sandbox"},
+		{"chdir invisible", nil, "project off\nchdir /home/u/projects/p", false, "~/.claude-sandbox-init:2: chdir: /home/u/projects/p is not visible in the sandbox"},
 		{"command invisible", nil, "command /usr/local/bin/fish", false, "~/.claude-sandbox-init:1: command: /usr/local/bin/fish is not visible in the sandbox"},
 		// Symlinks the agent could have left where it can write: bwrap
 		// would follow them on the host at the next start.
@@ -382,8 +398,12 @@ func TestBuildErrors(t *testing.T) {
 			"~/.claude-sandbox-init:1: ro: /home/u/.claude-home/.config is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		{"planted link under a tmpfs destination",
 			func(h *fakeHost) { h.files["/home/u/.claude-home/projects"] = "/home/u/other" },
-			"if pwd-under ~/projects\n tmpfs ~/projects\nend", false,
-			"~/.claude-sandbox-init:2: tmpfs: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+			"project off\nif pwd-under ~/projects\n tmpfs ~/projects\nend", false,
+			"~/.claude-sandbox-init:3: tmpfs: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"planted link on the project's way in the sandbox home",
+			func(h *fakeHost) { h.files["/home/u/.claude-home/projects"] = "/home/u/other" },
+			"", false,
+			"project /home/u/projects/p: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		{"planted link as the source of a bind inside a rw project",
 			func(h *fakeHost) { h.files["/home/u/projects/p/.git"] = "/home/u/.ssh" },
 			"rw $PWD\nro-try $PWD/.git", false,

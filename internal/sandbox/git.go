@@ -1,0 +1,244 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+)
+
+// Git on the host executes what a repository's .git names: hooks,
+// core.fsmonitor, core.hooksPath, include.path, filter drivers,
+// core.sshCommand, and for a .git file or commondir another directory's
+// all of these. A repository the sandbox can write is therefore turned
+// read-only where git reads it: its .git (directory or file), the git
+// directory a .git file names and its commondir when they lie in the same
+// writable mount, and every submodule's .git (git status runs git in each
+// submodule). Each protected path is a mount point inside, so it cannot be
+// renamed or removed either (EBUSY); the directories between the mount's
+// root and it are bound onto themselves for the same reason, so that no
+// parent can be renamed away and replaced by one holding a .git of the
+// agent's.
+
+// maxSubmoduleDepth bounds submodules of submodules.
+const maxSubmoduleDepth = 8
+
+// protectGit keeps every repository at the root of a directory the sandbox
+// can write (the project, the config's rw and dev binds) from being turned
+// against the host.
+func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
+	type root struct{ host, inside string }
+	var roots []root
+	if pp.Dir != "" {
+		roots = append(roots, root{pp.Dir, pp.Dir})
+	}
+	for _, o := range l.Plan.Ops {
+		if writableBind(o) && !(o.Src == s.SandboxHome && o.Dest == s.Home) && !(o.Src == s.Tmp && o.Dest == "/tmp") {
+			roots = append(roots, root{o.Src, o.Dest})
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range roots {
+		if seen[r.inside] {
+			continue
+		}
+		seen[r.inside] = true
+		i, rel := l.covering(filepath.Join(r.inside, ".git"))
+		if i < 0 {
+			continue
+		}
+		o := l.Plan.Ops[i]
+		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
+			continue // not writable there, or another host path
+		}
+		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, pinned: map[string]bool{}}
+		if err := g.repo(r.host, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writableBind(o bwrap.Op) bool {
+	switch o.Kind {
+	case bwrap.Bind, bwrap.BindTry, bwrap.DevBind, bwrap.DevBindTry:
+		return true
+	}
+	return false
+}
+
+// gitGuard protects the repositories in one writable mount: host
+// directory src, bound at dest.
+type gitGuard struct {
+	l         *Launch
+	h         Host
+	s         Spec
+	src, dest string
+	ro        []string // host paths made read-only
+	pinned    map[string]bool
+}
+
+func (g *gitGuard) fail(format string, args ...any) error {
+	return fmt.Errorf(format+": the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in %s", append(args, g.s.ConfigName)...)
+}
+
+// repo protects the repository whose work tree is wt (a host path in the
+// mount).
+func (g *gitGuard) repo(wt string, depth int) error {
+	dotgit := filepath.Join(wt, ".git")
+	fi, err := g.h.Lstat(dotgit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return g.fail("%s: %v", dotgit, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return g.fail("%s is a symlink", dotgit)
+	}
+	if err := g.readOnly(dotgit); err != nil {
+		return err
+	}
+	gitdir := dotgit
+	if !fi.IsDir() {
+		// A .git file: "gitdir: PATH" (a linked worktree, a submodule,
+		// git init --separate-git-dir).
+		b, err := g.h.ReadFile(dotgit)
+		if err != nil {
+			return g.fail("%s: %v", dotgit, err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		p = strings.TrimSpace(p)
+		if !ok || p == "" {
+			return nil // not a repository to git either
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wt, p)
+		}
+		gitdir = filepath.Clean(p)
+		if err := g.readOnlyIfInside(gitdir); err != nil {
+			return err
+		}
+	}
+	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		p := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(gitdir, p)
+		}
+		if err := g.readOnlyIfInside(filepath.Clean(p)); err != nil {
+			return err
+		}
+	}
+	if depth >= maxSubmoduleDepth {
+		return nil
+	}
+	index := filepath.Join(gitdir, "index")
+	b, err := g.h.ReadFile(index)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return g.fail("%s: %v", index, err)
+	}
+	subs, err := gitlinks(b)
+	if err != nil {
+		return g.fail("%s: %v", index, err)
+	}
+	for _, sub := range subs {
+		if err := g.submodule(wt, sub, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// submodule protects the submodule at path sub of work tree wt: its .git,
+// or the whole directory while it has none (so the agent cannot make one).
+func (g *gitGuard) submodule(wt, sub string, depth int) error {
+	if !filepath.IsLocal(sub) {
+		return g.fail("%s: submodule path %q leaves the work tree", wt, sub)
+	}
+	dir := filepath.Join(wt, sub)
+	if err := g.noSymlinks(dir); err != nil {
+		return err
+	}
+	fi, err := g.h.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return g.fail("submodule %s is missing (run git submodule update or git checkout -- %s on the host)", dir, sub)
+	case err != nil:
+		return g.fail("submodule %s: %v", dir, err)
+	case !fi.IsDir():
+		return g.fail("submodule %s is not a directory", dir)
+	}
+	if _, err := g.h.Lstat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		return g.readOnly(dir)
+	}
+	return g.repo(dir, depth+1)
+}
+
+// readOnlyIfInside makes p read-only if it lies in the mount; elsewhere
+// the sandbox does not see it.
+func (g *gitGuard) readOnlyIfInside(p string) error {
+	if p != g.src && !under(p, g.src) {
+		return nil
+	}
+	if _, err := g.h.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return g.readOnly(p)
+}
+
+// readOnly binds host path p (in the mount) read-only onto itself inside,
+// after binding each directory between the mount's root and p onto itself.
+func (g *gitGuard) readOnly(p string) error {
+	for _, r := range g.ro {
+		if p == r || under(p, r) {
+			return nil
+		}
+	}
+	if err := g.noSymlinks(p); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(g.src, p)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return g.fail("%s is not below %s", p, g.src)
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i := 1; i < len(parts); i++ {
+		r := filepath.Join(parts[:i]...)
+		if g.pinned[r] {
+			continue
+		}
+		g.pinned[r] = true
+		g.l.Plan.Ops = append(g.l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: filepath.Join(g.src, r), Dest: filepath.Join(g.dest, r)})
+	}
+	g.l.Plan.Ops = append(g.l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: p, Dest: filepath.Join(g.dest, rel)})
+	g.ro = append(g.ro, p)
+	g.l.Notes = append(g.l.Notes, "git: "+p+" read-only (host git reads it; git commit fails inside)")
+	return nil
+}
+
+// noSymlinks checks that no component of p below the mount's root is a
+// symlink: bwrap would follow it.
+func (g *gitGuard) noSymlinks(p string) error {
+	rel, err := filepath.Rel(g.src, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	cur := g.src
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, c)
+		fi, err := g.h.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return g.fail("%s is a symlink in %s, which the sandbox can write (the agent may have made it)", cur, g.src)
+		}
+	}
+	return nil
+}

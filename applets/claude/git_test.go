@@ -1,0 +1,161 @@
+//go:build linux
+
+package claude_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// hostGit runs git as the test user on the host, in dir, with no system
+// or global config, and fails the test if it fails.
+func hostGit(t *testing.T, s *testutil.Sandbox, dir string, args ...string) string {
+	t.Helper()
+	r, ok := tryHostGit(t, s, dir, args...)
+	if !ok {
+		t.FailNow()
+	}
+	return r
+}
+
+// tryHostGit is hostGit, going on after a failure.
+func tryHostGit(t *testing.T, s *testutil.Sandbox, dir string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := s.User.Command(s.Home, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Env, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=u", "GIT_AUTHOR_EMAIL=u@example.com", "GIT_COMMITTER_NAME=u", "GIT_COMMITTER_EMAIL=u@example.com")
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("host git %s: %v", strings.Join(args, " "), err)
+		return "", false
+	}
+	r := testutil.RunCommand(t, cmd)
+	if r.Code != 0 {
+		t.Errorf("host git %s in %s: %v", strings.Join(args, " "), dir, r)
+		return r.Stdout, false
+	}
+	return r.Stdout, true
+}
+
+// TestGitCannotBeTurnedAgainstTheHost plants, from inside, everything host
+// git would execute or read as configuration in the project's repository
+// and its submodule, checks that each planting fails with the errno the
+// mounts give, then runs git status, commit and checkout as the user on
+// the host and checks that nothing planted ran.
+func TestGitCannotBeTurnedAgainstTheHost(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	for _, tt := range []struct{ name, config string }{
+		{"default project", ""},
+		// The way earlier versions documented: a rw bind of $PWD.
+		{"rw bind in the config", "if pwd-under ~/src\n  rw $PWD\n  chdir $PWD\nend\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			markers := filepath.Join(s.Home, "markers")
+			mkUserDir(t, s, markers)
+			up := filepath.Join(s.Home, "upstream")
+			proj := filepath.Join(s.Home, "src", "x")
+			mkUserDir(t, s, up)
+			mkUserDir(t, s, proj)
+			writeUserFile(t, s, filepath.Join(up, "f"), "up\n", 0o644)
+			hostGit(t, s, up, "init", "-q")
+			hostGit(t, s, up, "add", "f")
+			hostGit(t, s, up, "commit", "-qm", "up")
+			writeUserFile(t, s, filepath.Join(proj, "file"), "one\n", 0o644)
+			hostGit(t, s, proj, "init", "-q")
+			hostGit(t, s, proj, "add", "file")
+			hostGit(t, s, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", up, "lib/sub")
+			hostGit(t, s, proj, "commit", "-qm", "one")
+			hostGit(t, s, proj, "branch", "other")
+			if tt.config != "" {
+				s.WriteConfig(t, tt.config)
+			}
+
+			// Material the agent prepares in the project (which it
+			// can write): hooks, configs and git directories of its
+			// own.
+			script := `set -u
+hook() { printf '#!/bin/sh\ntouch ` + markers + `/%s\n' "$1" > "$2"; chmod +x "$2"; }
+step() { echo "== $1"; shift; "$@" 2>&1; echo "rc=$?"; }
+mkdir evil-hooks
+for h in pre-commit post-commit post-checkout; do hook hooksPath-$h evil-hooks/$h; hook hook-$h evil-hooks/hook-$h; done
+printf '[core]\n\tfsmonitor = touch ` + markers + `/include\n' > evil.cfg
+cp -r .git evil-git && git config --file evil-git/config core.fsmonitor 'touch ` + markers + `/new-git'
+cp -r .git/modules/lib/sub evil-sub-git && git config --file evil-sub-git/config core.fsmonitor 'touch ` + markers + `/sub-gitfile'
+printf 'gitdir: ../../evil-sub-git\n' > evil-gitfile
+printf '../evil-git\n' > evil-commondir
+echo two > file
+step fsmonitor git config core.fsmonitor 'touch ` + markers + `/fsmonitor'
+step hooksPath git config core.hooksPath "$PWD/evil-hooks"
+step include git config include.path ../evil.cfg
+step config-copy cp evil.cfg .git/config
+step hook cp evil-hooks/hook-post-checkout .git/hooks/post-checkout
+step hooks-dir mv -T .git/hooks .git/hooks-old
+step commondir cp evil-commondir .git/commondir
+step config.worktree cp evil.cfg .git/config.worktree
+step info touch .git/info/attributes
+step sub-config git -C lib/sub config core.fsmonitor 'touch ` + markers + `/sub-config'
+step sub-hook cp evil-hooks/hook-post-checkout .git/modules/lib/sub/hooks/post-checkout
+step sub-gitfile cp evil-gitfile lib/sub/.git
+step sub-gitfile-rename mv -T lib/sub/.git lib/sub/.git-old
+step sub-rename mv -T lib/sub lib/sub-old
+step sub-parent-rename mv -T lib lib-old
+step new-git mv -T .git .git-old
+step new-git-over mv -T evil-git .git
+step project-rename mv -T "$PWD" "$PWD-old"
+step commit git commit -qam inside
+`
+			cmd := s.Command("--shell", "-c", script)
+			cmd.Dir = proj
+			r := testutil.RunCommand(t, cmd)
+			mustOK(t, r)
+			const erofs, ebusy = "Read-only file system", "Device or resource busy"
+			want := strings.Join([]string{
+				"== fsmonitor", "error: could not lock config file .git/config: " + erofs, "rc=255",
+				"== hooksPath", "error: could not lock config file .git/config: " + erofs, "rc=255",
+				"== include", "error: could not lock config file .git/config: " + erofs, "rc=255",
+				"== config-copy", "cp: cannot create regular file '.git/config': " + erofs, "rc=1",
+				"== hook", "cp: cannot create regular file '.git/hooks/post-checkout': " + erofs, "rc=1",
+				"== hooks-dir", "mv: cannot move '.git/hooks' to '.git/hooks-old': " + erofs, "rc=1",
+				"== commondir", "cp: cannot create regular file '.git/commondir': " + erofs, "rc=1",
+				"== config.worktree", "cp: cannot create regular file '.git/config.worktree': " + erofs, "rc=1",
+				"== info", "touch: cannot touch '.git/info/attributes': " + erofs, "rc=1",
+				"== sub-config", "error: could not lock config file " + proj + "/.git/modules/lib/sub/config: " + erofs, "rc=255",
+				"== sub-hook", "cp: cannot create regular file '.git/modules/lib/sub/hooks/post-checkout': " + erofs, "rc=1",
+				"== sub-gitfile", "cp: cannot create regular file 'lib/sub/.git': " + erofs, "rc=1",
+				"== sub-gitfile-rename", "mv: cannot move 'lib/sub/.git' to 'lib/sub/.git-old': " + ebusy, "rc=1",
+				"== sub-rename", "mv: cannot move 'lib/sub' to 'lib/sub-old': " + ebusy, "rc=1",
+				"== sub-parent-rename", "mv: cannot move 'lib' to 'lib-old': " + ebusy, "rc=1",
+				"== new-git", "mv: cannot move '.git' to '.git-old': " + ebusy, "rc=1",
+				"== new-git-over", "mv: cannot move 'evil-git' to '.git': " + ebusy, "rc=1",
+				"== project-rename", "mv: cannot move '" + proj + "' to '" + proj + "-old': " + ebusy, "rc=1",
+				"== commit", "fatal: Unable to create '" + proj + "/.git/index.lock': " + erofs, "rc=128",
+			}, "\n") + "\n"
+			if r.Stdout != want {
+				t.Errorf("planting from inside:\n%s\nwant:\n%s\n(%v)", r.Stdout, want, r)
+			}
+
+			// The user's git on the host.
+			tryHostGit(t, s, proj, "status")
+			tryHostGit(t, s, filepath.Join(proj, "lib", "sub"), "status")
+			tryHostGit(t, s, proj, "commit", "-qam", "two")
+			tryHostGit(t, s, proj, "checkout", "-q", "other")
+			tryHostGit(t, s, proj, "checkout", "-q", "-")
+			tryHostGit(t, s, proj, "submodule", "status")
+			if got, _ := tryHostGit(t, s, proj, "log", "--format=%s"); got != "two\none\n" {
+				t.Errorf("host git log = %q, want the host's commits only", got)
+			}
+			ents, err := os.ReadDir(markers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				t.Errorf("host git ran what the sandbox planted: marker %s", e.Name())
+			}
+		})
+	}
+}

@@ -88,6 +88,9 @@ func (g *gitGuard) fail(format string, args ...any) error {
 // repo protects the repository whose work tree is wt (a host path in the
 // mount).
 func (g *gitGuard) repo(wt string, depth int) error {
+	if fi, err := g.h.Lstat(wt); err != nil || !fi.IsDir() {
+		return nil // a file or device bound rw: no work tree
+	}
 	dotgit := filepath.Join(wt, ".git")
 	fi, err := g.h.Lstat(dotgit)
 	switch {

@@ -183,6 +183,8 @@ func TestProtectGit(t *testing.T) {
 			host: func(h *fakeHost) { h.files["/home/u/other/.git"] = "d" },
 			want: []bwrap.Op{{Kind: bwrap.Bind, Src: "/home/u/other", Dest: "/work"}, bind(bwrap.ROBind, p+"/.git"),
 				{Kind: bwrap.ROBind, Src: "/home/u/other/.git", Dest: "/work/.git"}}},
+		{name: "a device or file bound rw has no repository", config: "dev /dev/kvm\nrw /etc/hosts /x",
+			want: []bwrap.Op{bind(bwrap.DevBind, "/dev/kvm"), {Kind: bwrap.Bind, Src: "/etc/hosts", Dest: "/x"}, bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a read-only bind over .git needs nothing more", config: "ro ~/projects/p/.git",
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 	}

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,6 +99,9 @@ func (h *fakeHost) Stat(p string) (fs.FileInfo, error) {
 
 func (h *fakeHost) Lstat(p string) (fs.FileInfo, error) {
 	dir, ok := h.resolve(path.Dir(p), 0)
+	if ok && dir != "/" && h.files[dir] != "d" {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.ENOTDIR}
+	}
 	if !ok {
 		return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
 	}

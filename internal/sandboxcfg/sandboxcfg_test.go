@@ -186,7 +186,7 @@ func TestShippedExample(t *testing.T) {
 	for _, x := range d {
 		names = append(names, x.Name)
 	}
-	want := []string{RWTry, ROTry, ROTry, ROTry, Tmpfs, RW, Chdir}
+	want := []string{RWTry, ROTry, ROTry, ROTry, Project, Project, RW}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("shipped examples (-want +got):\n%s", diff)
 	}

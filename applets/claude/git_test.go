@@ -43,7 +43,7 @@ func tryHostGit(t *testing.T, s *testutil.Sandbox, dir string, args ...string) (
 
 // TestGitCannotBeTurnedAgainstTheHost plants, from inside, everything host
 // git would execute or read as configuration in the project's repository
-// and its submodule, checks that each planting fails with the errno the
+// and its submodule and linked worktree, checks that each planting fails with the errno the
 // mounts give, then runs git status, commit and checkout as the user on
 // the host and checks that nothing planted ran.
 func TestGitCannotBeTurnedAgainstTheHost(t *testing.T) {
@@ -71,6 +71,7 @@ func TestGitCannotBeTurnedAgainstTheHost(t *testing.T) {
 			hostGit(t, s, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", up, "lib/sub")
 			hostGit(t, s, proj, "commit", "-qm", "one")
 			hostGit(t, s, proj, "branch", "other")
+			hostGit(t, s, proj, "worktree", "add", "-q", "-b", "feature", "wt/feature")
 			if tt.config != "" {
 				s.WriteConfig(t, tt.config)
 			}
@@ -87,6 +88,8 @@ printf '[core]\n\tfsmonitor = touch ` + markers + `/include\n' > evil.cfg
 cp -r .git evil-git && git config --file evil-git/config core.fsmonitor 'touch ` + markers + `/new-git'
 cp -r .git/modules/lib/sub evil-sub-git && git config --file evil-sub-git/config core.fsmonitor 'touch ` + markers + `/sub-gitfile'
 printf 'gitdir: ../../evil-sub-git\n' > evil-gitfile
+cp -r .git evil-wt-git && git config --file evil-wt-git/config core.fsmonitor 'touch ` + markers + `/wt-gitfile'
+printf 'gitdir: ../../evil-wt-git\n' > evil-wt-gitfile
 printf '../evil-git\n' > evil-commondir
 echo two > file
 step fsmonitor git config core.fsmonitor 'touch ` + markers + `/fsmonitor'
@@ -104,6 +107,8 @@ step sub-gitfile cp evil-gitfile lib/sub/.git
 step sub-gitfile-rename mv -T lib/sub/.git lib/sub/.git-old
 step sub-rename mv -T lib/sub lib/sub-old
 step sub-parent-rename mv -T lib lib-old
+step wt-gitfile cp evil-wt-gitfile wt/feature/.git
+step wt-rename mv -T wt wt-old
 step new-git mv -T .git .git-old
 step new-git-over mv -T evil-git .git
 step project-rename mv -T "$PWD" "$PWD-old"
@@ -130,6 +135,8 @@ step commit git commit -qam inside
 				"== sub-gitfile-rename", "mv: cannot move 'lib/sub/.git' to 'lib/sub/.git-old': " + ebusy, "rc=1",
 				"== sub-rename", "mv: cannot move 'lib/sub' to 'lib/sub-old': " + ebusy, "rc=1",
 				"== sub-parent-rename", "mv: cannot move 'lib' to 'lib-old': " + ebusy, "rc=1",
+				"== wt-gitfile", "cp: cannot create regular file 'wt/feature/.git': " + erofs, "rc=1",
+				"== wt-rename", "mv: cannot move 'wt' to 'wt-old': " + ebusy, "rc=1",
 				"== new-git", "mv: cannot move '.git' to '.git-old': " + ebusy, "rc=1",
 				"== new-git-over", "mv: cannot move 'evil-git' to '.git': " + ebusy, "rc=1",
 				"== project-rename", "mv: cannot move '" + proj + "' to '" + proj + "-old': " + ebusy, "rc=1",
@@ -146,6 +153,7 @@ step commit git commit -qam inside
 			tryHostGit(t, s, proj, "checkout", "-q", "other")
 			tryHostGit(t, s, proj, "checkout", "-q", "-")
 			tryHostGit(t, s, proj, "submodule", "status")
+			tryHostGit(t, s, filepath.Join(proj, "wt", "feature"), "status")
 			if got, _ := tryHostGit(t, s, proj, "log", "--format=%s"); got != "two\none\n" {
 				t.Errorf("host git log = %q, want the host's commits only", got)
 			}

@@ -16,8 +16,8 @@ import (
 // all of these. A repository the sandbox can write is therefore turned
 // read-only where git reads it: its .git (directory or file), the git
 // directory a .git file names and its commondir when they lie in the same
-// writable mount, and every submodule's .git (git status runs git in each
-// submodule). Each protected path is a mount point inside, so it cannot be
+// writable mount, every submodule's .git (git status runs git in each
+// submodule), and the .git file of each linked worktree in the mount. Each protected path is a mount point inside, so it cannot be
 // renamed or removed either (EBUSY); the directories between the mount's
 // root and it are bound onto themselves for the same reason, so that no
 // parent can be renamed away and replaced by one holding a .git of the
@@ -54,7 +54,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
 			continue // not writable there, or another host path
 		}
-		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, pinned: map[string]bool{}}
+		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, pinned: map[string]bool{}, seen: map[string]bool{}}
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
@@ -79,6 +79,7 @@ type gitGuard struct {
 	src, dest string
 	ro        []string // host paths made read-only
 	pinned    map[string]bool
+	seen      map[string]bool // work trees done
 }
 
 func (g *gitGuard) fail(format string, args ...any) error {
@@ -88,6 +89,10 @@ func (g *gitGuard) fail(format string, args ...any) error {
 // repo protects the repository whose work tree is wt (a host path in the
 // mount).
 func (g *gitGuard) repo(wt string, depth int) error {
+	if g.seen[wt] {
+		return nil
+	}
+	g.seen[wt] = true
 	if fi, err := g.h.Lstat(wt); err != nil || !fi.IsDir() {
 		return nil // a file or device bound rw: no work tree
 	}
@@ -126,17 +131,34 @@ func (g *gitGuard) repo(wt string, depth int) error {
 			return err
 		}
 	}
+	common := gitdir
 	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
 		p := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(gitdir, p)
 		}
-		if err := g.readOnlyIfInside(filepath.Clean(p)); err != nil {
+		common = filepath.Clean(p)
+		if err := g.readOnlyIfInside(common); err != nil {
 			return err
 		}
 	}
 	if depth >= maxSubmoduleDepth {
 		return nil
+	}
+	// Linked worktrees in the mount: git run there reads their .git
+	// file, which the agent could point at a git directory of its own.
+	wts, _ := g.h.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+	for _, f := range wts {
+		b, err := g.h.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		p := filepath.Clean(strings.TrimSpace(string(b)))
+		if filepath.IsAbs(p) && filepath.Base(p) == ".git" && under(p, g.src) {
+			if err := g.repo(filepath.Dir(p), depth+1); err != nil {
+				return err
+			}
+		}
 	}
 	index := filepath.Join(gitdir, "index")
 	b, err := g.h.ReadFile(index)

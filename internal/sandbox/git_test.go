@@ -167,6 +167,31 @@ func TestProtectGit(t *testing.T) {
 				bind(bwrap.Bind, p+"/meta"), bind(bwrap.ROBind, p+"/meta/wt"),
 				bind(bwrap.ROBind, p+"/meta/common"),
 			}},
+		{name: "linked worktrees in the project", links: []string{"lib/sub"},
+			host: func(h *fakeHost) {
+				for _, d := range []string{"/lib", "/lib/sub", "/.git/worktrees", "/.git/worktrees/feature", "/.git/worktrees/gone", "/wt", "/wt/feature", "/wt/feature/lib", "/wt/feature/lib/sub"} {
+					h.files[p+d] = "d"
+				}
+				h.files[p+"/lib/sub/.git"] = "f"
+				h.files[p+"/.git/worktrees/feature/gitdir"] = "f"
+				h.contents[p+"/.git/worktrees/feature/gitdir"] = p + "/wt/feature/.git\n"
+				h.files[p+"/.git/worktrees/feature/commondir"] = "f"
+				h.contents[p+"/.git/worktrees/feature/commondir"] = "../..\n"
+				h.files[p+"/.git/worktrees/feature/index"] = "f"
+				h.contents[p+"/.git/worktrees/feature/index"] = h.contents[p+"/.git/index"]
+				h.files[p+"/wt/feature/.git"] = "f"
+				h.contents[p+"/wt/feature/.git"] = "gitdir: " + p + "/.git/worktrees/feature\n"
+				h.files[p+"/wt/feature/lib/sub/.git"] = "f"
+				// A worktree elsewhere, and one that is gone.
+				h.files[p+"/.git/worktrees/gone/gitdir"] = "f"
+				h.contents[p+"/.git/worktrees/gone/gitdir"] = "/home/u/other/gone/.git\n"
+			},
+			want: []bwrap.Op{
+				bind(bwrap.ROBind, p+"/.git"),
+				bind(bwrap.Bind, p+"/wt"), bind(bwrap.Bind, p+"/wt/feature"), bind(bwrap.ROBind, p+"/wt/feature/.git"),
+				bind(bwrap.Bind, p+"/wt/feature/lib"), bind(bwrap.Bind, p+"/wt/feature/lib/sub"), bind(bwrap.ROBind, p+"/wt/feature/lib/sub/.git"),
+				bind(bwrap.Bind, p+"/lib"), bind(bwrap.Bind, p+"/lib/sub"), bind(bwrap.ROBind, p+"/lib/sub/.git"),
+			}},
 		{name: "a .git file naming a git directory elsewhere: not visible, nothing more",
 			host: func(h *fakeHost) {
 				delete(h.files, p+"/.git/index")

@@ -64,9 +64,16 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 	case pwd == home:
 		pp.notShown, pp.fix = "it is your home, which the sandbox never shows", "start claude in a project directory below it"
 		return pp, nil
+	case under(home, pwd):
+		pp.notShown, pp.fix = "it holds your home, which the sandbox never shows", "start claude in a project directory below your home"
+		return pp, nil
 	case !under(pwd, home):
 		pp.notShown = "it is not below your home"
-		pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
+		if systemDir(pwd) {
+			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		} else {
+			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
+		}
 		return pp, nil
 	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
 		pp.notShown = "it is in the sandbox home " + s.SandboxHome + ", which is the home inside"
@@ -213,4 +220,15 @@ func (l *Launch) covering(path string) (int, string) {
 		}
 	}
 	return -1, ""
+}
+
+// systemDir reports whether path is in a directory of the system, which a
+// hint should not suggest binding read-write.
+func systemDir(path string) bool {
+	for _, d := range []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys", "/run", "/var", "/opt", "/root", "/home"} {
+		if path == d || under(path, d) {
+			return true
+		}
+	}
+	return false
 }

@@ -278,6 +278,11 @@ func TestGoldenChain(t *testing.T) {
 			h.files["/run/netns/agents"] = "f"
 			h.files["/usr/local/bin/netns-enter"] = "f"
 		}, nil},
+		{"project-git", func(h *fakeHost) {
+			h.files["/home/u/projects/p/.git"] = "d"
+			h.files["/home/u/projects/p/src"] = "d"
+		}, func(s *Spec) { s.Pwd = "/home/u/projects/p/src" }},
+		{"project-not-visible", nil, func(s *Spec) { s.Pwd = "/" }},
 		{"split-usr", func(h *fakeHost) {
 			for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
 				h.files[d] = "d"

@@ -127,11 +127,14 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 
 // hostRuns returns a path below dir that the host executes or reads as
 // configuration, or "": a directory of the launcher's PATH, the
-// netns-enter helper, the config file or a symlink hop on its way.
+// netns-enter helper, the agent's directory, the config file or a symlink
+// hop on its way.
 func (s Spec) hostRuns(h Host, dir string) string {
 	env := newEnv(s.Environ)
 	path, _ := env.get("PATH")
-	cands := []string{s.NetnsEnter}
+	// The agent's directory too: claude-update runs what it installs
+	// there, on the host.
+	cands := []string{s.NetnsEnter, s.BinDir}
 	for _, p := range filepath.SplitList(path) {
 		if !filepath.IsAbs(p) {
 			// Relative to wherever the user's shell is: the project too.

@@ -14,6 +14,7 @@ func TestProject(t *testing.T) {
 		host   func(*fakeHost)
 		config string
 		path   string // the launcher's PATH, if not baseEnv's
+		bindir string // the agent's directory, if not baseSpec's
 		// want: the project bind ("" none), its kind, where it starts,
 		// and the notice ("" none).
 		want   string
@@ -69,6 +70,11 @@ func TestProject(t *testing.T) {
 			want: "/home/u/projects", kind: bwrap.ROBind, chdir: "/home/u/projects"},
 		{name: "a relative directory in PATH", pwd: "/home/u/projects/p", path: ".:/usr/bin", chdir: "/home/u",
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds \".\" of your PATH (a relative directory), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the agent's directory in the project", pwd: "/home/u/projects", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/bin"] = "d"
+			h.files["/home/u/projects/p/bin/claude"] = "f"
+		}, chdir: "/home/u", bindir: "/home/u/projects/p/bin",
+			notice: "the working directory /home/u/projects is not visible in the sandbox: its project /home/u/projects holds /home/u/projects/p/bin, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
 		{name: "the config file links into the project", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
 			h.files["/home/u/.claude-sandbox-init"] = "projects/p/init"
 			h.files["/home/u/projects/p/init"] = "f"
@@ -86,6 +92,9 @@ func TestProject(t *testing.T) {
 			if tt.name == "sandbox home elsewhere in the home" {
 				s.SandboxHome = "/home/u/sbx"
 			}
+			if tt.bindir != "" {
+				s.BinDir = tt.bindir
+			}
 			if tt.path != "" {
 				s.Environ = append(append([]string(nil), baseEnv...), "PATH="+tt.path)
 			}
@@ -96,7 +105,7 @@ func TestProject(t *testing.T) {
 			}
 			var got []bwrap.Op
 			for _, o := range l.Plan.Ops {
-				if o.Src == o.Dest && o.Dest != "" && strings.HasPrefix(o.Dest, "/home/u/") && !strings.HasPrefix(o.Dest, "/home/u/.claude-home") && !strings.Contains(o.Dest, "/.git") {
+				if o.Src == o.Dest && o.Dest != "" && strings.HasPrefix(o.Dest, "/home/u/") && !strings.HasPrefix(o.Dest, "/home/u/.claude-home") && !strings.Contains(o.Dest, "/.git") && o.Src != s.BinDir {
 					got = append(got, o)
 				}
 			}

@@ -41,6 +41,46 @@ func tryHostGit(t *testing.T, s *testutil.Sandbox, dir string, args ...string) (
 	return r.Stdout, true
 }
 
+// gitProject makes ~/src/x, a repository with a file, a commit, a
+// submodule at lib/sub, a branch "other" and a linked worktree at
+// wt/feature, as the user on the host.
+func gitProject(t *testing.T, s *testutil.Sandbox) string {
+	t.Helper()
+	up := filepath.Join(s.Home, "upstream")
+	proj := filepath.Join(s.Home, "src", "x")
+	mkUserDir(t, s, up)
+	mkUserDir(t, s, proj)
+	writeUserFile(t, s, filepath.Join(up, "f"), "up\n", 0o644)
+	hostGit(t, s, up, "init", "-q")
+	hostGit(t, s, up, "add", "f")
+	hostGit(t, s, up, "commit", "-qm", "up")
+	writeUserFile(t, s, filepath.Join(proj, "file"), "one\n", 0o644)
+	hostGit(t, s, proj, "init", "-q")
+	hostGit(t, s, proj, "add", "file")
+	hostGit(t, s, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", up, "lib/sub")
+	hostGit(t, s, proj, "commit", "-qm", "one")
+	hostGit(t, s, proj, "branch", "other")
+	hostGit(t, s, proj, "worktree", "add", "-q", "-b", "feature", "wt/feature")
+	return proj
+}
+
+// The directories bound onto themselves to keep a submodule's parents
+// from being renamed must not undo the config's mounts below them.
+func TestGitProtectionKeepsConfigMounts(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	s := testutil.NewSandbox(t)
+	proj := gitProject(t, s)
+	mkUserDir(t, s, filepath.Join(proj, "lib", "sub", "cache"))
+	writeUserFile(t, s, filepath.Join(proj, "lib", "sub", "cache", "bait"), "b", 0o644)
+	s.WriteConfig(t, "tmpfs ~/src/x/lib/sub/cache\n")
+	cmd := s.Command("--shell", "-c", `ls -A lib/sub/cache; echo end; mv -T lib lib-old`)
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	if want := "end\n"; r.Stdout != want || !strings.Contains(r.Stderr, "mv: cannot move 'lib' to 'lib-old': Device or resource busy") {
+		t.Errorf("inside: want the tmpfs of the config over lib/sub/cache (stdout %q) and lib pinned: %v", want, r)
+	}
+}
+
 // TestGitCannotBeTurnedAgainstTheHost plants, from inside, everything host
 // git would execute or read as configuration in the project's repository
 // and its submodule and linked worktree, checks that each planting fails with the errno the
@@ -57,21 +97,7 @@ func TestGitCannotBeTurnedAgainstTheHost(t *testing.T) {
 			s := testutil.NewSandbox(t)
 			markers := filepath.Join(s.Home, "markers")
 			mkUserDir(t, s, markers)
-			up := filepath.Join(s.Home, "upstream")
-			proj := filepath.Join(s.Home, "src", "x")
-			mkUserDir(t, s, up)
-			mkUserDir(t, s, proj)
-			writeUserFile(t, s, filepath.Join(up, "f"), "up\n", 0o644)
-			hostGit(t, s, up, "init", "-q")
-			hostGit(t, s, up, "add", "f")
-			hostGit(t, s, up, "commit", "-qm", "up")
-			writeUserFile(t, s, filepath.Join(proj, "file"), "one\n", 0o644)
-			hostGit(t, s, proj, "init", "-q")
-			hostGit(t, s, proj, "add", "file")
-			hostGit(t, s, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", up, "lib/sub")
-			hostGit(t, s, proj, "commit", "-qm", "one")
-			hostGit(t, s, proj, "branch", "other")
-			hostGit(t, s, proj, "worktree", "add", "-q", "-b", "feature", "wt/feature")
+			proj := gitProject(t, s)
 			if tt.config != "" {
 				s.WriteConfig(t, tt.config)
 			}

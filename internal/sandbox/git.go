@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
@@ -28,8 +29,10 @@ const maxSubmoduleDepth = 8
 
 // protectGit keeps every repository at the root of a directory the sandbox
 // can write (the project, the config's rw and dev binds) from being turned
-// against the host.
+// against the host. It looks at the plan as the defaults, the project and
+// the config made it, and appends to it.
 func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
+	base := len(l.Plan.Ops)
 	type root struct{ host, inside string }
 	var roots []root
 	if pp.Dir != "" {
@@ -41,12 +44,13 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		}
 	}
 	seen := map[string]bool{}
+	var targets []roTarget
 	for _, r := range roots {
 		if seen[r.inside] {
 			continue
 		}
 		seen[r.inside] = true
-		i, rel := l.covering(filepath.Join(r.inside, ".git"))
+		i, rel := l.covering(filepath.Join(r.inside, ".git"), base)
 		if i < 0 {
 			continue
 		}
@@ -54,12 +58,86 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
 			continue // not writable there, or another host path
 		}
-		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, pinned: map[string]bool{}, seen: map[string]bool{}}
+		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, base: base, seen: map[string]bool{}}
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
+		targets = append(targets, g.ro...)
 	}
+	l.appendReadOnly(base, targets)
 	return nil
+}
+
+// roTarget is a host path to bind read-only onto itself inside, and the
+// op (its index) that makes it writable there.
+type roTarget struct {
+	host, inside string
+	mount        int
+}
+
+// appendReadOnly binds the targets read-only. First it binds each
+// directory between a target and the root of its writable mount onto
+// itself, shallowest first, so that none can be renamed (a mount point
+// cannot be); bwrap binds from the host, so the ops of the plan below such
+// a directory that came after its mount are then applied again; then the
+// targets.
+func (l *Launch) appendReadOnly(base int, targets []roTarget) {
+	type pin struct {
+		host, inside string
+		mount        int
+	}
+	pins := map[string]pin{}
+	for _, t := range targets {
+		o := l.Plan.Ops[t.mount]
+		rel, _ := relTo(t.inside, o.Dest)
+		parts := strings.Split(rel, "/")
+		for k := 1; k < len(parts); k++ {
+			r := filepath.Join(parts[:k]...)
+			in := filepath.Join(o.Dest, r)
+			if p, ok := pins[in]; !ok || t.mount < p.mount {
+				pins[in] = pin{filepath.Join(o.Src, r), in, t.mount}
+			}
+		}
+	}
+	order := make([]string, 0, len(pins))
+	for in := range pins {
+		order = append(order, in)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		di, dj := strings.Count(order[i], "/"), strings.Count(order[j], "/")
+		if di != dj {
+			return di < dj
+		}
+		return order[i] < order[j]
+	})
+	for _, in := range order {
+		p := pins[in]
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: p.host, Dest: p.inside})
+	}
+	for j := 0; j < base; j++ {
+		o := l.Plan.Ops[j]
+		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
+			continue
+		}
+		for _, in := range order {
+			if p := pins[in]; p.mount < j && (o.Dest == in || under(o.Dest, in)) {
+				l.Plan.Ops = append(l.Plan.Ops, o)
+				break
+			}
+		}
+	}
+	var done []string
+next:
+	for _, t := range targets {
+		for _, d := range done {
+			if t.inside == d || under(t.inside, d) {
+				continue next
+			}
+		}
+		done = append(done, t.inside)
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: t.host, Dest: t.inside})
+		l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads it; git commit fails inside)")
+	}
 }
 
 func writableBind(o bwrap.Op) bool {
@@ -77,8 +155,8 @@ type gitGuard struct {
 	h         Host
 	s         Spec
 	src, dest string
-	ro        []string // host paths made read-only
-	pinned    map[string]bool
+	base      int             // the plan's ops before protectGit
+	ro        []roTarget      // what to make read-only
 	seen      map[string]bool // work trees done
 }
 
@@ -217,11 +295,11 @@ func (g *gitGuard) readOnlyIfInside(p string) error {
 	return g.readOnly(p)
 }
 
-// readOnly binds host path p (in the mount) read-only onto itself inside,
-// after binding each directory between the mount's root and p onto itself.
+// readOnly records host path p (in the mount) to be bound read-only onto
+// itself inside, if it is writable there.
 func (g *gitGuard) readOnly(p string) error {
 	for _, r := range g.ro {
-		if p == r || under(p, r) {
+		if p == r.host || under(p, r.host) {
 			return nil
 		}
 	}
@@ -232,18 +310,15 @@ func (g *gitGuard) readOnly(p string) error {
 	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return g.fail("%s is not below %s", p, g.src)
 	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	for i := 1; i < len(parts); i++ {
-		r := filepath.Join(parts[:i]...)
-		if g.pinned[r] {
-			continue
-		}
-		g.pinned[r] = true
-		g.l.Plan.Ops = append(g.l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: filepath.Join(g.src, r), Dest: filepath.Join(g.dest, r)})
+	inside := filepath.Join(g.dest, rel)
+	i, r := g.l.covering(inside, g.base)
+	if i < 0 {
+		return nil
 	}
-	g.l.Plan.Ops = append(g.l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: p, Dest: filepath.Join(g.dest, rel)})
-	g.ro = append(g.ro, p)
-	g.l.Notes = append(g.l.Notes, "git: "+p+" read-only (host git reads it; git commit fails inside)")
+	if o := g.l.Plan.Ops[i]; !writableBind(o) || filepath.Join(o.Src, r) != p {
+		return nil // not writable inside, or not this host path
+	}
+	g.ro = append(g.ro, roTarget{p, inside, i})
 	return nil
 }
 

@@ -146,11 +146,34 @@ func TestProtectGit(t *testing.T) {
 				h.files[p+"/top/.git"] = "d"
 			},
 			want: []bwrap.Op{
+				bind(bwrap.Bind, p+"/a"), bind(bwrap.Bind, p+"/top"), bind(bwrap.Bind, p+"/a/b"), bind(bwrap.Bind, p+"/a/b/populated"),
 				bind(bwrap.ROBind, p+"/.git"),
-				bind(bwrap.Bind, p+"/a"), bind(bwrap.Bind, p+"/a/b"), bind(bwrap.Bind, p+"/a/b/populated"), bind(bwrap.ROBind, p+"/a/b/populated/.git"),
+				bind(bwrap.ROBind, p+"/a/b/populated/.git"),
 				bind(bwrap.ROBind, p+"/a/empty"),
-				bind(bwrap.Bind, p+"/top"), bind(bwrap.ROBind, p+"/top/.git"),
+				bind(bwrap.ROBind, p+"/top/.git"),
 			}},
+		{name: "the config's mounts below a directory bound onto itself apply again after it", links: []string{"top"},
+			config: "tmpfs ~/projects/p/top/node_modules\nro /etc/hosts ~/projects/p/top/hosts\nro /etc/hosts ~/projects/p/elsewhere",
+			host: func(h *fakeHost) {
+				h.files[p+"/top"] = "d"
+				h.files[p+"/top/.git"] = "d"
+			},
+			want: []bwrap.Op{
+				{Kind: bwrap.Tmpfs, Dest: p + "/top/node_modules"},
+				{Kind: bwrap.ROBind, Src: "/etc/hosts", Dest: p + "/top/hosts"},
+				{Kind: bwrap.ROBind, Src: "/etc/hosts", Dest: p + "/elsewhere"},
+				bind(bwrap.Bind, p+"/top"),
+				{Kind: bwrap.Tmpfs, Dest: p + "/top/node_modules"},
+				{Kind: bwrap.ROBind, Src: "/etc/hosts", Dest: p + "/top/hosts"},
+				bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, p+"/top/.git"),
+			}},
+		{name: "a submodule the config binds read-only needs nothing", links: []string{"top"},
+			config: "ro ~/projects/p/top",
+			host: func(h *fakeHost) {
+				h.files[p+"/top"] = "d"
+				h.files[p+"/top/.git"] = "d"
+			},
+			want: []bwrap.Op{bind(bwrap.ROBind, p+"/top"), bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a .git file naming a git directory in the project, and its commondir", pwd: p,
 			host: func(h *fakeHost) {
 				delete(h.files, p+"/.git/index")
@@ -163,9 +186,8 @@ func TestProtectGit(t *testing.T) {
 				h.files[p+"/meta/common"] = "d"
 			},
 			want: []bwrap.Op{
-				bind(bwrap.ROBind, p+"/.git"),
-				bind(bwrap.Bind, p+"/meta"), bind(bwrap.ROBind, p+"/meta/wt"),
-				bind(bwrap.ROBind, p+"/meta/common"),
+				bind(bwrap.Bind, p+"/meta"),
+				bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, p+"/meta/wt"), bind(bwrap.ROBind, p+"/meta/common"),
 			}},
 		{name: "linked worktrees in the project", links: []string{"lib/sub"},
 			host: func(h *fakeHost) {
@@ -187,10 +209,10 @@ func TestProtectGit(t *testing.T) {
 				h.contents[p+"/.git/worktrees/gone/gitdir"] = "/home/u/other/gone/.git\n"
 			},
 			want: []bwrap.Op{
-				bind(bwrap.ROBind, p+"/.git"),
-				bind(bwrap.Bind, p+"/wt"), bind(bwrap.Bind, p+"/wt/feature"), bind(bwrap.ROBind, p+"/wt/feature/.git"),
-				bind(bwrap.Bind, p+"/wt/feature/lib"), bind(bwrap.Bind, p+"/wt/feature/lib/sub"), bind(bwrap.ROBind, p+"/wt/feature/lib/sub/.git"),
-				bind(bwrap.Bind, p+"/lib"), bind(bwrap.Bind, p+"/lib/sub"), bind(bwrap.ROBind, p+"/lib/sub/.git"),
+				bind(bwrap.Bind, p+"/lib"), bind(bwrap.Bind, p+"/wt"), bind(bwrap.Bind, p+"/lib/sub"), bind(bwrap.Bind, p+"/wt/feature"),
+				bind(bwrap.Bind, p+"/wt/feature/lib"), bind(bwrap.Bind, p+"/wt/feature/lib/sub"),
+				bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, p+"/wt/feature/.git"),
+				bind(bwrap.ROBind, p+"/wt/feature/lib/sub/.git"), bind(bwrap.ROBind, p+"/lib/sub/.git"),
 			}},
 		{name: "a .git file naming a git directory elsewhere: not visible, nothing more",
 			host: func(h *fakeHost) {
@@ -198,7 +220,7 @@ func TestProtectGit(t *testing.T) {
 				h.files[p+"/.git"] = "f"
 				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
 			},
-			want: []bwrap.Op{bind(bwrap.ROBind, p + "/.git")}},
+			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a config rw bind over the project is protected as well", config: "rw ~/projects",
 			want: []bwrap.Op{bind(bwrap.Bind, "/home/u/projects"), bind(bwrap.Bind, p), bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a config rw bind of another repository", config: "rw ~/other",

@@ -201,7 +201,7 @@ func (l *Launch) finishProject(h Host, s Spec, pp projectPlan) error {
 // shows reports whether path inside the sandbox is the host's path: the
 // last op covering it binds the host path at its own place.
 func (l *Launch) shows(path string) bool {
-	i, rel := l.covering(path)
+	i, rel := l.covering(path, len(l.Plan.Ops))
 	if i < 0 {
 		return false
 	}
@@ -209,10 +209,11 @@ func (l *Launch) shows(path string) bool {
 	return o.IsBind() && filepath.Join(o.Src, rel) == path
 }
 
-// covering returns the index of the last op whose destination is path or
-// above it, and path relative to that destination; -1 if none.
-func (l *Launch) covering(path string) (int, string) {
-	ops := l.Plan.Ops
+// covering returns the index of the last of the first n ops whose
+// destination is path or above it, and path relative to that destination;
+// -1 if none.
+func (l *Launch) covering(path string, n int) (int, string) {
+	ops := l.Plan.Ops[:n]
 	for i := len(ops) - 1; i >= 0; i-- {
 		o := ops[i]
 		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {

@@ -27,6 +27,10 @@ import (
 // maxSubmoduleDepth bounds submodules of submodules.
 const maxSubmoduleDepth = 8
 
+// MaxReadFile is the largest file Host.ReadFile reads: git's index of a
+// very large repository is tens of megabytes.
+const MaxReadFile = 1 << 30
+
 // protectGit keeps every repository at the root of a directory the sandbox
 // can write (the project, the config's rw and dev binds) from being turned
 // against the host. It looks at the plan as the defaults, the project and
@@ -210,7 +214,9 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		}
 	}
 	common := gitdir
-	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return g.fail("%s: %v", filepath.Join(gitdir, "commondir"), err)
+	} else if err == nil {
 		p := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(gitdir, p)
@@ -229,7 +235,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	for _, f := range wts {
 		b, err := g.h.ReadFile(f)
 		if err != nil {
-			continue
+			return g.fail("%s: %v", f, err)
 		}
 		p := filepath.Clean(strings.TrimSpace(string(b)))
 		if filepath.IsAbs(p) && filepath.Base(p) == ".git" && under(p, g.src) {

@@ -295,6 +295,9 @@ func TestProtectGitRefuses(t *testing.T) {
 		{"a split index", nil, func(h *fakeHost) {
 			h.contents[p+"/.git/index"] = string(gitIndex(t, nil, nil, []string{"update-index", "--split-index"}))
 		}, p + "/.git/index: split index (core.splitIndex) is not supported" + fix},
+		{"a symlinked commondir", nil, func(h *fakeHost) {
+			h.files[p+"/.git/commondir"] = "/home/u/other"
+		}, p + "/.git/commondir: open " + p + "/.git/commondir: too many levels of symbolic links" + fix},
 		{"a broken index", nil, func(h *fakeHost) { h.contents[p+"/.git/index"] = "DIRC\x00\x00\x00\x02\x00\x00\x00\x05junk" },
 			p + "/.git/index: malformed git index" + fix},
 	}

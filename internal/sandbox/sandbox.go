@@ -33,7 +33,8 @@ type Host interface {
 	Readlink(path string) (string, error)
 	Glob(pattern string) ([]string, error)
 	EvalSymlinks(path string) (string, error)
-	// ReadFile reads a file (git's index, .git files) following symlinks.
+	// ReadFile reads a regular file (git's index, .git files) of at most
+	// MaxReadFile bytes, not following a symlink in its last component.
 	ReadFile(path string) ([]byte, error)
 	// Reachable reports whether a unix stream socket accepts connections.
 	Reachable(socket string) bool

@@ -143,6 +143,9 @@ func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 func (h *fakeHost) Reachable(s string) bool { return h.reachable[s] }
 
 func (h *fakeHost) ReadFile(p string) ([]byte, error) {
+	if fi, err := h.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: syscall.ELOOP}
+	}
 	r, ok := h.resolve(p, 0)
 	if !ok {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}

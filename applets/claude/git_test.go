@@ -193,3 +193,129 @@ step commit git commit -qam inside
 		})
 	}
 }
+
+// TestAgentCommitsInItsOwnRepository: with `git commit` in the config the
+// agent commits, in a repository of its own bound over the project's .git;
+// everything it plants there stays there: the user's git on the host runs
+// none of it, in the project or when fetching the agent's work.
+func TestAgentCommitsInItsOwnRepository(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	s := testutil.NewSandbox(t)
+	markers := filepath.Join(s.Home, "markers")
+	mkUserDir(t, s, markers)
+	proj := gitProject(t, s)
+	branch := strings.TrimSpace(hostGit(t, s, proj, "rev-parse", "--abbrev-ref", "HEAD"))
+	s.WriteConfig(t, "git commit\n")
+	m := func(name string) string { return filepath.Join(markers, name) }
+	script := `set -u
+step() { echo "== $1"; shift; "$@" 2>&1; echo "rc=$?"; }
+step commit sh -c 'echo two > file && git -c user.name=a -c user.email=a@example.com commit -qam agent-two && git log --format=%s'
+step host-git-config git -C /run/claude-sandbox/git config core.fsmonitor 'touch ` + m("host-fsmonitor") + `'
+step host-git-rename mv -T .git .git-old
+for h in pre-commit post-commit post-checkout post-merge reference-transaction pre-push fsmonitor-watchman post-index-change; do
+	printf '#!/bin/sh\ntouch ` + markers + `/hook-%s; true\n' $h > .git/hooks/$h; chmod +x .git/hooks/$h
+done
+printf '[core]\n\tfsmonitor = touch ` + m("include") + `\n' > evil.cfg
+step plant sh -c 'git config core.fsmonitor "touch ` + m("fsmonitor") + `" &&
+	git config core.hooksPath "$PWD/.git/hooks" &&
+	git config include.path "$PWD/evil.cfg" &&
+	git config uploadpack.packObjectsHook "touch ` + m("packObjectsHook") + `" &&
+	git config core.sshCommand "touch ` + m("sshCommand") + `" &&
+	git config core.pager "touch ` + m("pager") + `" &&
+	git config core.alternateRefsCommand "touch ` + m("alternateRefsCommand") + `" &&
+	git config uploadpack.allowFilter true &&
+	echo planted'
+`
+	cmd := s.Command("--shell", "-c", script)
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	want := strings.Join([]string{
+		"== commit", "agent-two", "one", "rc=0",
+		"== host-git-config", "error: could not lock config file config: Read-only file system", "rc=255",
+		"== host-git-rename", "mv: cannot move '.git' to '.git-old': Device or resource busy", "rc=1",
+		"== plant", "planted", "rc=0",
+	}, "\n") + "\n"
+	if r.Stdout != want {
+		t.Errorf("inside:\n%s\nwant:\n%s\n(%v)", r.Stdout, want, r)
+	}
+
+	// The user's git on the host: the project's own repository does not
+	// have the agent's commit, and runs nothing of it.
+	tryHostGit(t, s, proj, "status")
+	tryHostGit(t, s, proj, "commit", "-qam", "two")
+	tryHostGit(t, s, proj, "checkout", "-q", "other")
+	tryHostGit(t, s, proj, "checkout", "-q", "-")
+	if got, _ := tryHostGit(t, s, proj, "log", "--format=%s"); got != "two\none\n" {
+		t.Errorf("host git log = %q, want the host's commits only", got)
+	}
+	// Fetching the agent's work runs nothing of its repository either.
+	agentGit := filepath.Join(s.Home, ".claude-sandbox-git")
+	ents, err := os.ReadDir(agentGit)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("~/.claude-sandbox-git: %v, %v; want one repository", ents, err)
+	}
+	repo := filepath.Join(agentGit, ents[0].Name())
+	tryHostGit(t, s, proj, "fetch", "-q", repo, "refs/heads/*:refs/remotes/agent/*")
+	if got, _ := tryHostGit(t, s, proj, "log", "--format=%s", "agent/"+branch); got != "agent-two\none\n" {
+		t.Errorf("the agent's branch fetched on the host: %q, want its commit", got)
+	}
+	// The next start fetches the host's branches for the agent.
+	cmd = s.Command("--shell", "-c", `git log --format=%s host/`+branch)
+	cmd.Dir = proj
+	r = testutil.RunCommand(t, cmd)
+	if r.Stdout != "two\none\n" {
+		t.Errorf("second start: the host's branch inside: %v", r)
+	}
+	fetchFails := func(step, script string) {
+		t.Helper()
+		cmd = s.Command("--shell", "-c", script)
+		cmd.Dir = proj
+		mustOK(t, testutil.RunCommand(t, cmd))
+		fetch := s.User.Command(s.Home, "git", "fetch", "-q", repo, "refs/heads/*:refs/remotes/"+step+"/*")
+		fetch.Dir = proj
+		fetch.Env = append(fetch.Env, "GIT_CONFIG_NOSYSTEM=1")
+		testutil.RunCommand(t, fetch) // may fail: nothing must run
+		tryHostGit(t, s, proj, "status")
+	}
+	// A commit whose blob is missing, in a partial clone whose promisor
+	// remote is a command: upload-pack must not fetch it lazily.
+	fetchFails("lazy", `set -e
+git config core.repositoryformatversion 1
+git config extensions.partialClone origin
+git config remote.origin.promisor true
+git config remote.origin.url 'ext::sh -c touch% `+m("lazy-ext")+`'
+git config protocol.ext.allow always
+echo lazy > lazy && git add lazy && git -c user.name=a -c user.email=a@example.com commit -qm lazy
+blob=$(git rev-parse HEAD:lazy) && rm -f .git/objects/$(echo $blob | cut -c1-2)/$(echo $blob | cut -c3-)
+true`)
+	// Control: with lazy fetches allowed the promisor command runs.
+	lazy := s.User.Command(s.Home, "git", "fetch", "-q", repo, "refs/heads/*:refs/remotes/lazy-control/*")
+	lazy.Dir = proj
+	lazy.Env = append(lazy.Env, "GIT_CONFIG_NOSYSTEM=1", "GIT_NO_LAZY_FETCH=0")
+	lr := testutil.RunCommand(t, lazy)
+	if _, err := os.Stat(m("lazy-ext")); err != nil {
+		t.Errorf("control: a lazy fetch in the agent's repository did not run its promisor command: %v", lr)
+	}
+	os.Remove(m("lazy-ext"))
+	// A commondir pointing the agent's repository elsewhere.
+	evil := filepath.Join(proj, "evil-git")
+	fetchFails("commondir", `cp -r .git `+evil+` && git config --file `+evil+`/config core.fsmonitor 'touch `+m("commondir")+`' && echo `+evil+` > .git/commondir`)
+
+	if ents, err := os.ReadDir(markers); err != nil || len(ents) != 0 {
+		for _, e := range ents {
+			t.Errorf("host git ran what the sandbox planted: marker %s", e.Name())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Control: the plants are live for git run in the agent's repository
+	// as a repository, which is what the user must not do.
+	ctl := s.User.Command(s.Home, "git", "--git-dir="+evil, "--work-tree="+proj, "status")
+	ctl.Env = append(ctl.Env, "GIT_CONFIG_NOSYSTEM=1")
+	cr := testutil.RunCommand(t, ctl)
+	if ents, _ := os.ReadDir(markers); len(ents) == 0 {
+		t.Errorf("control: git run in the agent's repository ran nothing of it: %v", cr)
+	}
+}

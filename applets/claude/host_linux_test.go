@@ -48,3 +48,21 @@ func TestHostReadFile(t *testing.T) {
 		t.Errorf("ReadFile(/dev/zero) error = %v, want not a regular file", err)
 	}
 }
+
+func TestGitSafeToFetch(t *testing.T) {
+	for _, tt := range []struct {
+		v    string
+		want bool
+	}{
+		{"git version 2.39.5", true}, {"git version 2.39.4", true}, {"git version 2.39.3", false},
+		{"git version 2.38.9", false}, {"git version 2.40.1", false}, {"git version 2.40.2", true},
+		{"git version 2.43.3", false}, {"git version 2.43.4", true}, {"git version 2.45.0", false},
+		{"git version 2.45.1", true}, {"git version 2.47.0", true}, {"git version 3.0.0", true},
+		{"git version 1.9.9", false}, {"git version 2.45.1.windows.1", true}, {"git version 2.46", false},
+		{"git version x", false}, {"", false}, {"hub version 2.45.1", false},
+	} {
+		if got := gitSafeToFetch(tt.v); got != tt.want {
+			t.Errorf("gitSafeToFetch(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}

@@ -114,6 +114,14 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := ensurePrivateTmp(k.tmp, uid); err != nil {
 		return err
 	}
+	if l.AgentGit != "" {
+		if err := checkHostGit(); err != nil {
+			return err
+		}
+		if err := ensureAgentGit(l.AgentGit, uid); err != nil {
+			return err
+		}
+	}
 	for _, n := range l.Notices {
 		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
 	}

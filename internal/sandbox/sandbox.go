@@ -85,6 +85,11 @@ type Launch struct {
 	Seccomp seccomp.Options
 	// Notices are printed on stderr before starting.
 	Notices []string
+	// AgentGit is the host directory of the agent's own git repository
+	// (git commit in the config), to be made before the start; "" if none.
+	AgentGit string
+	// agentGitProject is the project whose .git it stands in for.
+	agentGitProject string
 	// Notes explain decisions in the dry run.
 	Notes []string
 	// Skipped lists optional paths that do not exist here.
@@ -299,6 +304,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		}
 		l.Command = append(command, s.Args...)
 	}
+	l.wrapAgentGit()
 	l.Env = env.list()
 	return l, nil
 }
@@ -404,8 +410,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
-	case sandboxcfg.Project:
-		// Decided before the config's mounts (project.go).
+	case sandboxcfg.Project, sandboxcfg.Git:
+		// Decided before the config's mounts (project.go, agentgit.go).
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

@@ -48,6 +48,13 @@ const (
 	SeccompAllow = "seccomp-allow" // seccomp-allow SYSCALL...
 	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
 	Project      = "project"       // project off|ro|rw: how the working directory's project is bound
+	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
+)
+
+// Values of the git directive.
+const (
+	GitReadOnly = "read-only"
+	GitCommit   = "commit"
 )
 
 // Values of the project directive.
@@ -303,6 +310,15 @@ func check(name string, args []string, known func(string) bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %q: want off, ro or rw", name, args[0])
+	case Git:
+		if err := nargs(1, 1, "read-only|commit"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case GitReadOnly, GitCommit:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want read-only or commit", name, args[0])
 	case SeccompAllow, SeccompDeny:
 		if err := nargs(1, -1, "SYSCALL..."); err != nil {
 			return err

@@ -55,6 +55,10 @@ func TestParse(t *testing.T) {
 			{Line: 2, Name: Project, Args: []string{"off"}},
 			{Line: 3, Name: Project, Args: []string{"rw"}},
 		}},
+		{"git", "git commit\ngit read-only", []Directive{
+			{Line: 1, Name: Git, Args: []string{"commit"}},
+			{Line: 2, Name: Git, Args: []string{"read-only"}},
+		}},
 		{"bwrap raw", "bwrap --remount-ro /x", []Directive{{Line: 1, Name: Bwrap, Args: []string{"--remount-ro", "/x"}}}},
 		{"seccomp", "seccomp-allow perf_event_open\nseccomp-deny ptrace", []Directive{
 			{Line: 1, Name: SeccompAllow, Args: []string{"perf_event_open"}},
@@ -127,6 +131,7 @@ func TestParseErrors(t *testing.T) {
 		{"if without end", "ro /a\nif exists /x\nro /b", "~/.claude-sandbox-init:2: if without end"},
 		{"unknown condition", "if pwd-is /x", `~/.claude-sandbox-init:1: if: unknown condition "pwd-is": want pwd-under DIR or exists PATH`},
 		{"condition relative", "if pwd-under projects", `~/.claude-sandbox-init:1: if: pwd-under: "projects" is not an absolute path (start it with /, ~/ or $HOME)`},
+		{"git value", "git push", `~/.claude-sandbox-init:1: git: "push": want read-only or commit`},
 		{"project value", "project yes", `~/.claude-sandbox-init:1: project: "yes": want off, ro or rw`},
 		{"project missing", "project", "~/.claude-sandbox-init:1: project: missing argument: want project off|ro|rw"},
 		{"project too many", "project ro rw", "~/.claude-sandbox-init:1: project: too many arguments: want project off|ro|rw"},

@@ -32,8 +32,9 @@ func AgentGitDir(home, project string) string {
 }
 
 // useAgentGit puts the agent's repository in place of the read-only
-// project .git protectGit bound, if the config says git commit.
-func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan) error {
+// project .git protectGit bound (among the ops from base on), if the config
+// says git commit.
+func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
 	mode, from := sandboxcfg.GitReadOnly, ""
 	for _, d := range s.Config {
 		if d.Name != sandboxcfg.Git {
@@ -55,9 +56,12 @@ func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan) error {
 		return nil
 	}
 	dotgit := filepath.Join(pp.Dir, ".git")
-	k := slices.IndexFunc(l.Plan.Ops, func(o bwrap.Op) bool {
+	k := slices.IndexFunc(l.Plan.Ops[base:], func(o bwrap.Op) bool {
 		return o.Kind == bwrap.ROBind && o.Src == dotgit && o.Dest == dotgit
 	})
+	if k >= 0 {
+		k += base
+	}
 	fi, err := h.Lstat(dotgit)
 	switch {
 	case err != nil:

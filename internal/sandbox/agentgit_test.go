@@ -32,6 +32,8 @@ func TestAgentGit(t *testing.T) {
 		{name: "the last git line that applies wins", config: "git commit\nif pwd-under ~/projects\ngit read-only\nend",
 			want: []bwrap.Op{{Kind: bwrap.ROBind, Src: p + "/.git", Dest: p + "/.git"}}},
 		{name: "git commit in a read-only project does nothing", config: "git commit\nproject ro"},
+		{name: "git commit where the config keeps .git read-only does nothing", config: "git commit\nro ~/projects/p/.git",
+			want: []bwrap.Op{{Kind: bwrap.ROBind, Src: p + "/.git", Dest: p + "/.git"}}},
 		{name: "git commit in a linked worktree is refused", config: "git commit", host: func(h *fakeHost) {
 			delete(h.files, p+"/.git/index")
 			h.files[p+"/.git"] = "f"

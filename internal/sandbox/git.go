@@ -69,7 +69,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		targets = append(targets, g.ro...)
 	}
 	l.appendReadOnly(base, targets)
-	return l.useAgentGit(h, s, pp)
+	return l.useAgentGit(h, s, pp, base)
 }
 
 // roTarget is a host path to bind read-only onto itself inside, and the

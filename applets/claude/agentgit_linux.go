@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ensureAgentGit makes the directory of the agent's own repository (git
@@ -26,11 +27,18 @@ func ensureAgentGit(path string, uid int) error {
 			return fmt.Errorf("agent's git repository: %w", err)
 		case !fi.IsDir():
 			return fmt.Errorf("agent's git repository: %s is not a directory: remove it", d)
-		case owner(fi) != uid:
-			return fmt.Errorf("agent's git repository: %s is owned by uid %d, not by you (uid %d): remove it", d, owner(fi), uid)
+		case fileOwner(fi) != uid:
+			return fmt.Errorf("agent's git repository: %s is owned by uid %d, not by you (uid %d): remove it", d, fileOwner(fi), uid)
 		}
 	}
 	return nil
+}
+
+func fileOwner(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
 }
 
 // gitFixed are the first releases of each series in which git upload-pack

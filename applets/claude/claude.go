@@ -23,6 +23,7 @@ Sandbox flags (only before the first other argument):
   --sandbox-dry-run          print the chain that would run, one argument per line, and exit
   --sandbox-seccomp[=table]  print the seccomp policy (with ~/.claude-sandbox-init applied)
   --sandbox-seccomp=bpf      write the raw seccomp program to stdout
+  --sandbox-doctor [--json]  check the installation (claude-sandbox doctor) and exit
   --sandbox-help             this text
 
 Environment: CLAUDE_SBX_BINDIR, CLAUDE_SBX_HOME, CLAUDE_SBX_TMP, CLAUDE_SBX_NETNS.
@@ -38,6 +39,7 @@ const (
 	modeSeccompTable
 	modeSeccompBPF
 	modeHelp
+	modeDoctor
 )
 
 // options are the parsed command line.
@@ -80,6 +82,8 @@ func parseArgs(args []string) (options, error) {
 			err = set(modeSeccompBPF, a)
 		case "--sandbox-help":
 			err = set(modeHelp, a)
+		case "--sandbox-doctor":
+			err = set(modeDoctor, a)
 		default:
 			if strings.HasPrefix(a, "--sandbox-seccomp=") {
 				return o, cli.Usagef("%s: want --sandbox-seccomp=table or --sandbox-seccomp=bpf", a)
@@ -102,6 +106,9 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	if o.mode == modeHelp {
 		_, err := fmt.Fprint(stdio.Out, Usage)
 		return err
+	}
+	if o.mode == modeDoctor {
+		return runDoctor(o.args)
 	}
 	return launch(ctx, o, stdio)
 }

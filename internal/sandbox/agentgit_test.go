@@ -67,7 +67,7 @@ func TestAgentGit(t *testing.T) {
 			if len(got) == 0 {
 				got = nil
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, ignoreOrigin); diff != "" {
 				t.Errorf("ops after the project (-want +got):\n%s", diff)
 			}
 			if wrapped := l.Command[0] == "/bin/sh" && strings.Contains(l.Command[2], InsideHostGit); wrapped != tt.wrap || (tt.wrap) != (l.AgentGit == agent) {

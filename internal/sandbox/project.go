@@ -47,60 +47,26 @@ func (l *Launch) projectMode(h Host, s Spec) (string, string, error) {
 // is the root of the git checkout the working directory is in, else the
 // working directory.
 func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
-	var pp projectPlan
+	dir, why, pp := projectCandidate(h, s)
+	// The mode is decided as if the project were bound read-write: an `if
+	// exists` inside it is the agent's to decide, and refused.
+	n := len(l.Plan.Ops)
+	if dir != "" {
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: dir, Dest: dir})
+	}
 	mode, from, err := l.projectMode(h, s)
+	l.Plan.Ops = l.Plan.Ops[:n]
 	if err != nil {
-		return pp, err
+		return projectPlan{}, err
 	}
 	if mode == sandboxcfg.ProjectOff {
 		l.Notes = append(l.Notes, "project: none: project off ("+from+")")
+		return projectPlan{}, nil
+	}
+	if dir == "" {
 		return pp, nil
 	}
 	pwd, home := s.Pwd, s.Home
-	switch {
-	case pwd == "":
-		pp.notShown = "it is unknown"
-		return pp, nil
-	case pwd == home:
-		pp.notShown, pp.fix = "it is your home, which the sandbox never shows", "start claude in a project directory below it"
-		return pp, nil
-	case under(home, pwd):
-		pp.notShown, pp.fix = "it holds your home, which the sandbox never shows", "start claude in a project directory below your home"
-		return pp, nil
-	case !under(pwd, home):
-		pp.notShown = "it is not below your home"
-		if systemDir(pwd) {
-			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
-		} else {
-			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
-		}
-		return pp, nil
-	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
-		pp.notShown = "it is in the sandbox home " + s.SandboxHome + ", which is the home inside"
-		return pp, nil
-	case pwd == s.Tmp || under(pwd, s.Tmp):
-		pp.notShown = "it is in the private tmp " + s.Tmp + ", which is /tmp inside"
-		return pp, nil
-	}
-	rel := strings.TrimPrefix(pwd, home+"/")
-	if top, _, _ := strings.Cut(rel, "/"); strings.HasPrefix(top, ".") {
-		pp.notShown = fmt.Sprintf("it is in ~/%s, which holds settings or secrets, not projects", top)
-		pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
-		return pp, nil
-	}
-
-	dir, why := pwd, "the working directory"
-	for d := pwd; under(d, home); d = filepath.Dir(d) {
-		if _, err := h.Lstat(filepath.Join(d, ".git")); err == nil {
-			dir = d
-			if d != pwd {
-				why = "the root of the git checkout the working directory is in"
-			} else {
-				why = "the working directory, a git checkout's root"
-			}
-			break
-		}
-	}
 	rw := mode == sandboxcfg.ProjectRW
 	if rw {
 		// What the host runs must not lie where the sandbox writes.
@@ -123,6 +89,56 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 	l.Notes = append(l.Notes, fmt.Sprintf("project: %s (%s) %s (%s); starts in %s", dir, why, how, from, pwd))
 	pp.Dir, pp.RW = dir, rw
 	return pp, nil
+}
+
+// projectCandidate returns the project of the working directory and why it
+// is that one, or "" and, in pp, why nothing is shown.
+func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
+	pwd, home := s.Pwd, s.Home
+	switch {
+	case pwd == "":
+		pp.notShown = "it is unknown"
+		return "", "", pp
+	case pwd == home:
+		pp.notShown, pp.fix = "it is your home, which the sandbox never shows", "start claude in a project directory below it"
+		return "", "", pp
+	case under(home, pwd):
+		pp.notShown, pp.fix = "it holds your home, which the sandbox never shows", "start claude in a project directory below your home"
+		return "", "", pp
+	case !under(pwd, home):
+		pp.notShown = "it is not below your home"
+		if systemDir(pwd) {
+			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		} else {
+			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
+		}
+		return "", "", pp
+	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
+		pp.notShown = "it is in the sandbox home " + s.SandboxHome + ", which is the home inside"
+		return "", "", pp
+	case pwd == s.Tmp || under(pwd, s.Tmp):
+		pp.notShown = "it is in the private tmp " + s.Tmp + ", which is /tmp inside"
+		return "", "", pp
+	}
+	rel := strings.TrimPrefix(pwd, home+"/")
+	if top, _, _ := strings.Cut(rel, "/"); strings.HasPrefix(top, ".") {
+		pp.notShown = fmt.Sprintf("it is in ~/%s, which holds settings or secrets, not projects", top)
+		pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		return "", "", pp
+	}
+	dir, why = pwd, "the working directory"
+	for d := pwd; under(d, home); d = filepath.Dir(d) {
+		if _, err := h.Lstat(filepath.Join(d, ".git")); err == nil {
+			dir = d
+			if d != pwd {
+				why = "the root of the git checkout the working directory is in"
+			} else {
+				why = "the working directory, a git checkout's root"
+			}
+			break
+		}
+	}
+	return dir, why, pp
 }
 
 // hostRuns returns a path below dir that the host executes or reads as

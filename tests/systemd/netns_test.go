@@ -186,6 +186,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
+	t.Run("loader variables stay out of the chain", func(t *testing.T) { loaderVarsStayOutOfTheChain(t, m, u) })
+
 	t.Run("agent.slice", func(t *testing.T) {
 		// The sandbox has its own cgroup namespace: look from outside.
 		const marker = "3141.5926"
@@ -279,6 +281,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 			t.Errorf("getent ahostsv4 %s in the sandbox: %q (stderr %q), want %s", dnsName, out.Stdout, out.Stderr, dnsAddr)
 		}
 	})
+
+	t.Run("doctor", func(t *testing.T) { doctorEndToEnd(t, m, u.Name) })
 
 	t.Run("namespace stopped", func(t *testing.T) {
 		m.MustRun(t, "systemctl", "stop", "netns@agents.service")

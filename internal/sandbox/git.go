@@ -231,7 +231,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	}
 	// Linked worktrees in the mount: git run there reads their .git
 	// file, which the agent could point at a git directory of its own.
-	wts, _ := g.h.Glob(filepath.Join(common, "worktrees", "*", "gitdir"))
+	wts, _ := g.h.Glob(filepath.Join(globQuote(common), "worktrees", "*", "gitdir"))
 	for _, f := range wts {
 		b, err := g.h.ReadFile(f)
 		if err != nil {
@@ -347,4 +347,19 @@ func (g *gitGuard) noSymlinks(p string) error {
 		}
 	}
 	return nil
+}
+
+// globQuote quotes the pattern characters of a path for Glob.
+func globQuote(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		switch c {
+		case '*', '?', '[', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }

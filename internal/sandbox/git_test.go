@@ -318,3 +318,14 @@ func TestProtectGitRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestGlobQuote(t *testing.T) {
+	for _, p := range []string{"/a/b", "/a[1]/b*", "/x?/y\\z"} {
+		if ok, err := filepath.Match(globQuote(p), p); !ok || err != nil {
+			t.Errorf("Match(globQuote(%q), %q) = %v, %v; want true", p, p, ok, err)
+		}
+	}
+	if ok, _ := filepath.Match(globQuote("/a*"), "/ab"); ok {
+		t.Errorf("globQuote(/a*) matches /ab")
+	}
+}

@@ -112,6 +112,16 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
 		return err
 	}
+	// The agent's own repository (git commit) is a bind source: it must
+	// exist before the binds are opened.
+	if l.AgentGit != "" {
+		if err := checkHostGit(); err != nil {
+			return err
+		}
+		if err := ensureAgentGit(l.AgentGit, uid); err != nil {
+			return err
+		}
+	}
 	// Every bind from an fd checked on the host, bwrap's first after the
 	// args and the seccomp program. The sandbox home and the private tmp
 	// are made here when missing.

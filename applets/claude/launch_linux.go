@@ -52,7 +52,9 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 
 	var directives []sandboxcfg.Directive
 	cfg, src, err := loadConfig(filepath.Join(home, ".claude-sandbox-init"), uid)
-	defer cfg.Close()
+	if err == nil {
+		defer cfg.Close()
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:

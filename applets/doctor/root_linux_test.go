@@ -161,7 +161,7 @@ func TestRootRealHost(t *testing.T) {
 		if rec, ok := st.Versions["9.9.9"]; !ok || rec.SHA256 != fmt.Sprintf("%x", sum) || st.Hold != "9.9.9" {
 			t.Fatalf("claude-update recorded %+v, want 9.9.9 with SHA-256 %x, held", st, sum)
 		}
-		r, code := runDoctor(t, asRoot())
+		r, _ = runDoctor(t, asRoot())
 		want = Result{Check: "agent-hash", Status: OK,
 			Message: "claude.9.9.9 matches the SHA-256 claude-update verified (from npm " + reg.url + "); held at 9.9.9 (sudo claude-update --unhold follows the channel again)"}
 		if c := line(t, r, "agent-hash"); c != want {
@@ -185,7 +185,7 @@ func TestRootRealHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		evil := sha256.Sum256([]byte(evilText))
-		r, code = runDoctor(t, asRoot())
+		r, code := runDoctor(t, asRoot())
 		want = Result{Check: "agent-hash", Status: Fail,
 			Message: fmt.Sprintf("%s has SHA-256 %x (%d bytes), but %s records %x (%d bytes): the binary changed after claude-update verified it", agent, evil, len(evilText), state, sum, len(agentScript)),
 			Fix:     "sudo claude-update --force 9.9.9"}

@@ -37,7 +37,7 @@ var pages = []page{
 	{"netns-firewall.conf.5", []string{"internal/nft"}},
 	{"netns-enter.8", []string{"applets/netns-enter", "internal/nsname"}},
 	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/nft", "internal/nsname"}},
-	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname"}},
+	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname", "internal/bindir"}},
 }
 
 func root(t *testing.T) string { return testutil.ModuleRoot(t) }

@@ -109,7 +109,7 @@ func (j *job) stopped(sig syscall.Signal) {
 	took := j.tty.reclaim(true)
 	j.mu.Unlock()
 	if took || (sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) || !j.tty.foreground() {
-		stopLauncher()
+		stopLauncher(sig)
 	}
 	j.resume()
 }
@@ -185,10 +185,11 @@ func fatal(s os.Signal) bool {
 	return s != syscall.SIGCONT && s != syscall.SIGWINCH
 }
 
-// stopLauncher stops the launcher's process group as the terminal's
-// SIGTSTP would have, and returns when the launcher is continued, or at
-// once when the kernel discards the stop (SIGTSTP ignored or blocked; an
-// orphaned process group, which no shell could continue).
+// stopLauncher stops the launcher's process group with sig (SIGTSTP,
+// SIGTTIN, SIGTTOU; SIGTSTP for any other), as the terminal would have
+// stopped it, and returns when the launcher is continued, or at once when
+// the kernel discards the stop (the signal ignored or blocked; an orphaned
+// process group, which no shell could continue).
 //
 // kill(0) leaves the signal pending for the whole process, for whichever
 // thread takes it; this thread could run on before the stop. So it takes
@@ -196,13 +197,16 @@ func fatal(s os.Signal) bool {
 // a signal for this thread is handled before tgkill returns to user space.
 // If another thread took it first, the stop is under way already and this
 // thread stops on its way out of rt_sigtimedwait.
-func stopLauncher() {
-	unix.Kill(0, unix.SIGTSTP)
+func stopLauncher(sig syscall.Signal) {
+	if sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
+		sig = syscall.SIGTSTP
+	}
+	unix.Kill(0, sig)
 	var set unix.Sigset_t
-	set.Val[0] = 1 << (uint(unix.SIGTSTP) - 1)
+	set.Val[0] = 1 << (uint(sig) - 1)
 	var zero unix.Timespec
-	sig, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), 0, uintptr(unsafe.Pointer(&zero)), 8, 0, 0)
-	if errno == 0 && syscall.Signal(sig) == unix.SIGTSTP {
-		unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.SIGTSTP)
+	got, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), 0, uintptr(unsafe.Pointer(&zero)), 8, 0, 0)
+	if errno == 0 && syscall.Signal(got) == sig {
+		unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
 	}
 }

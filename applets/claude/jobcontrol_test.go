@@ -38,6 +38,8 @@ type jobSpec struct {
 	// Bait: start `sleep` as the user in the job's process group first,
 	// as a pipeline peer of the launcher would be.
 	Bait bool
+	// Background: start the job without the terminal (claude &).
+	Background bool
 }
 
 const jobShellEnv = "CLAUDE_SBX_TEST_JOBSHELL"
@@ -75,7 +77,7 @@ func jobShell(specJSON string) int {
 	}
 	cmd := &exec.Cmd{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir,
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pgid: pgid, Foreground: true, Ctty: 0}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pgid: pgid, Foreground: !spec.Background}
 	if err := cmd.Start(); err != nil {
 		say("error %v", err)
 		return 1
@@ -147,6 +149,12 @@ type ptyJob struct {
 // job shell on a new pty.
 func startPtyJob(t *testing.T, s *testutil.Sandbox, bait bool, args ...string) *ptyJob {
 	t.Helper()
+	return startPtyJobSpec(t, s, jobSpec{Bait: bait}, args...)
+}
+
+// startPtyJobSpec is startPtyJob with the job shell's options in spec.
+func startPtyJobSpec(t *testing.T, s *testutil.Sandbox, spec jobSpec, args ...string) *ptyJob {
+	t.Helper()
 	master, pts := openPty(t)
 	t.Cleanup(func() { master.Close(); pts.Close() })
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
@@ -161,8 +169,8 @@ func startPtyJob(t *testing.T, s *testutil.Sandbox, bait bool, args ...string) *
 		t.Fatal(err)
 	}
 	c := s.Command(args...)
-	spec, _ := json.Marshal(jobSpec{Path: c.Path, Args: c.Args, Env: c.Env, Dir: c.Dir,
-		Uid: s.User.Uid, Gid: s.User.Gid, Bait: bait})
+	spec.Path, spec.Args, spec.Env, spec.Dir, spec.Uid, spec.Gid = c.Path, c.Args, c.Env, c.Dir, s.User.Uid, s.User.Gid
+	specJSON, _ := json.Marshal(spec)
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +179,7 @@ func startPtyJob(t *testing.T, s *testutil.Sandbox, bait bool, args ...string) *
 	theirs := os.NewFile(uintptr(fds[1]), "conn")
 	defer theirs.Close()
 	j.shell = exec.Command(os.Args[0], "-test.run=^TestHelperJobShell$")
-	j.shell.Env = append(os.Environ(), jobShellEnv+"="+string(spec))
+	j.shell.Env = append(os.Environ(), jobShellEnv+"="+string(specJSON))
 	j.shell.Stdin, j.shell.Stdout, j.shell.Stderr = pts, pts, pts
 	j.shell.ExtraFiles = []*os.File{theirs}
 	j.shell.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
@@ -417,4 +425,52 @@ func TestResizeReachesSandbox(t *testing.T) {
 	// The launcher has ended; the pty may not have handed over all the
 	// output yet.
 	j.waitOutput("size 33 77\r\n")
+}
+
+// TestNothingOutlivesRestore: a sandbox process outside the chain's group
+// and session (setsid), which kill -KILL 0 does not reach, keeps setting
+// raw mode; the sandbox's pid 1 takes it down only after bwrap has died.
+// The launcher must put the terminal back after that, not before.
+func TestNothingOutlivesRestore(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	m := marker(t)
+	s.Env = []string{"SBX_MARK=" + m}
+	j := startPtyJob(t, s, false, "--shell", "-c",
+		// A background job's stdin is /dev/null unless redirected.
+		`exec 3<&0; setsid bash -c 'exec -a "sbx-$SBX_MARK" bash -c "while :; do stty raw -echo; done"' <&3 & `+
+			`while stty -a | grep -q -- " echo "; do :; done; kill -KILL 0`)
+	if code := j.exited(); code != 128+9 {
+		t.Errorf("launcher exit %d, want 137\npty output:\n%s", code, j.output())
+	}
+	if pids := findProcs("sbx-" + m); len(pids) > 0 {
+		t.Errorf("sandbox processes %v outlive the launcher", pids)
+	}
+	if after := j.termios(); *after != *j.before {
+		t.Errorf("terminal modes changed after the launcher restored them:\nbefore %+v\nafter  %+v", j.before, after)
+	}
+}
+
+// TestBackgroundThenFg: started in the background (claude &), the sandbox
+// stops when it reads the terminal (SIGTTIN), and so does the launcher,
+// with the same signal, as a job would; fg gives the sandbox the terminal.
+func TestBackgroundThenFg(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	j := startPtyJobSpec(t, s, jobSpec{Background: true}, "--shell", "-c", `read -r line && echo "got:$line"`)
+	ev := j.event("stopped ")
+	var sig, fg int
+	fmt.Sscanf(ev, "stopped %d %d", &sig, &fg)
+	if syscall.Signal(sig) != syscall.SIGTTIN {
+		t.Errorf("launcher stopped by %v, want SIGTTIN", syscall.Signal(sig))
+	}
+	if _, err := j.conn.Write([]byte("fg\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the sandbox to get the terminal", func() bool { fg := j.foreground(); return fg != j.pgid && fg != j.shell.Process.Pid })
+	if _, err := j.master.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if code := j.exited(); code != 0 {
+		t.Errorf("launcher exit %d after fg, want 0\npty output:\n%s", code, j.output())
+	}
+	j.waitOutput("got:hello")
 }

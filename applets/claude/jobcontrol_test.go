@@ -474,3 +474,26 @@ func TestBackgroundThenFg(t *testing.T) {
 	}
 	j.waitOutput("got:hello")
 }
+
+// TestResizeWhileStopped: a window resized while the sandbox is stopped
+// (the SIGWINCH went to the shell) is announced to it on fg.
+func TestResizeWhileStopped(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	j := startPtyJob(t, s, false, "--shell", "-c",
+		`trap 'echo "size $(stty size)"; exit 0' WINCH; echo ready; while :; do sleep 0.1; done`)
+	j.waitOutput("ready")
+	if _, err := j.master.Write([]byte{j.before.Cc[unix.VSUSP]}); err != nil {
+		t.Fatal(err)
+	}
+	j.event("stopped ")
+	if err := unix.IoctlSetWinsize(int(j.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.conn.Write([]byte("fg\n")); err != nil {
+		t.Fatal(err)
+	}
+	if code := j.exited(); code != 0 {
+		t.Errorf("launcher exit %d, want 0\npty output:\n%s", code, j.output())
+	}
+	j.waitOutput("size 40 100\r\n")
+}

@@ -16,6 +16,9 @@ type terminal struct {
 	size  *unix.Winsize // nil: unknown
 	lent  bool          // the chain's process group has the terminal
 	modes *unix.Termios // the chain's modes while the launcher has taken it back
+	// The window size when the launcher took the terminal back: a
+	// resize meanwhile sent SIGWINCH to another group.
+	stopSize *unix.Winsize
 }
 
 // saveTerminal saves the state of the first of stdin, stdout, stderr that
@@ -75,7 +78,8 @@ func (t *terminal) foreground() bool {
 }
 
 // lend gives the terminal to process group pgid, with the modes it had
-// when it was taken back, if the launcher is in the foreground.
+// when it was taken back, if the launcher is in the foreground; if the
+// window changed size meanwhile, the group gets the SIGWINCH it missed.
 //
 // Preconditions: SIGTTOU is ignored.
 func (t *terminal) lend(pgid int) {
@@ -86,8 +90,15 @@ func (t *terminal) lend(pgid int) {
 		unix.IoctlSetTermios(t.fd, unix.TCSETS, t.modes)
 		t.modes = nil
 	}
-	if unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgid) == nil {
-		t.lent = true
+	if unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgid) != nil {
+		return
+	}
+	t.lent = true
+	if t.stopSize != nil {
+		if now, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ); err == nil && *now != *t.stopSize {
+			unix.Kill(-pgid, unix.SIGWINCH)
+		}
+		t.stopSize = nil
 	}
 }
 
@@ -103,6 +114,7 @@ func (t *terminal) reclaim(stop bool) bool {
 	t.lent = false
 	if stop {
 		t.modes, _ = unix.IoctlGetTermios(t.fd, unix.TCGETS)
+		t.stopSize, _ = unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ)
 	}
 	unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, unix.Getpgrp())
 	if stop {

@@ -430,7 +430,9 @@ func TestResizeReachesSandbox(t *testing.T) {
 // TestNothingOutlivesRestore: a sandbox process outside the chain's group
 // and session (setsid), which kill -KILL 0 does not reach, keeps setting
 // raw mode; the sandbox's pid 1 takes it down only after bwrap has died.
-// The launcher must put the terminal back after that, not before.
+// The launcher must put the terminal back after that, not before. (Without
+// the launcher waiting for the sandbox's pid 1, this loses the race about
+// every other run.)
 func TestNothingOutlivesRestore(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	m := marker(t)

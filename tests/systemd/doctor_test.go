@@ -65,7 +65,7 @@ func doctorEndToEnd(t *testing.T, m *nspawn.Machine, user string) {
 			t.Errorf("doctor as %s: %s = %s %q (fix %q), want %s", user, name, l.Status, l.Message, l.Fix, want)
 		}
 	}
-	if !ok || len(lines) != 17 {
+	if !ok || len(lines) != 18 {
 		t.Errorf("doctor as %s: ok %v, %d lines", user, ok, len(lines))
 	}
 

@@ -15,6 +15,8 @@ func TestProject(t *testing.T) {
 		config string
 		path   string // the launcher's PATH, if not baseEnv's
 		bindir string // the agent's directory, if not baseSpec's
+		// launcher is the launcher's executable, if any.
+		launcher string
 		// want: the project bind ("" none), its kind, where it starts,
 		// and the notice ("" none).
 		want   string
@@ -80,6 +82,47 @@ func TestProject(t *testing.T) {
 			h.files["/home/u/projects/p/init"] = "f"
 		}, chdir: "/home/u",
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/init, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dot-file links into the project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/bashrc"] = "f"
+			h.files["/home/u/.bashrc"] = "dotfiles/bashrc"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/bashrc (the target of /home/u/.bashrc), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "an entry of ~/.config links into the project", pwd: "/home/u/dotfiles/nvim", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/.git"] = "d"
+			h.files["/home/u/dotfiles/nvim"] = "d"
+			h.files["/home/u/.config"] = "d"
+			h.files["/home/u/.config/nvim"] = "../dotfiles/nvim"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles/nvim is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/nvim (the target of /home/u/.config/nvim), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dot-file links to a directory holding the project", pwd: "/home/u/dotfiles/config/git", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/config"] = "d"
+			h.files["/home/u/dotfiles/config/git"] = "d"
+			h.files["/home/u/.config"] = "dotfiles/config"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles/config/git is not visible in the sandbox: its project /home/u/dotfiles/config/git holds /home/u/dotfiles/config (the target of /home/u/.config), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a program of a PATH directory in the home links into the project", pwd: "/home/u/projects/p", path: "/home/u/.local/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/.local"] = "d"
+			h.files["/home/u/.local/bin"] = "d"
+			h.files["/home/u/.local/bin/tool"] = "/home/u/projects/p/build/tool"
+			h.files["/home/u/projects/p/build"] = "d"
+			h.files["/home/u/projects/p/build/tool"] = "f"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/tool (the target of /home/u/.local/bin/tool), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the launcher in the project", pwd: "/home/u/projects/p", launcher: "/home/u/projects/p/build/claude-sandbox", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/build"] = "d"
+			h.files["/home/u/projects/p/build/claude-sandbox"] = "f"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/claude-sandbox, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "dot-files linking elsewhere, or to the home, are not the project's", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/bashrc"] = "f"
+			h.files["/home/u/.bashrc"] = "dotfiles/bashrc"
+			h.files["/home/u/.self"] = "."
+			h.files["/home/u/.root"] = "/"
+		}, want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,6 +138,7 @@ func TestProject(t *testing.T) {
 			if tt.bindir != "" {
 				s.BinDir = tt.bindir
 			}
+			s.Launcher = tt.launcher
 			if tt.path != "" {
 				s.Environ = append(append([]string(nil), baseEnv...), "PATH="+tt.path)
 			}

@@ -57,6 +57,9 @@ type Spec struct {
 	Netns string
 	// NetnsEnter is the path of the netns-enter helper.
 	NetnsEnter string
+	// Launcher is the launcher's own executable ("" if unknown): the
+	// user runs it again at the next start.
+	Launcher string
 	// Environ is the launcher's environment.
 	Environ []string
 	// Shell runs a login shell instead of the agent.

@@ -1,0 +1,89 @@
+//go:build linux
+
+package claude_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// TestProjectHoldingWhatTheHostRunsNotWritable: an agent started in a
+// dotfiles repository (whose files ~/.bashrc and ~/.config/X link to) or
+// in the checkout the launcher itself was built in (linked from a PATH
+// directory of the home) would append to what the user's shell, or the
+// next `claude`, runs outside the sandbox. The project is then not bound,
+// one line names the link, and the write never reaches the host.
+func TestProjectHoldingWhatTheHostRunsNotWritable(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	dots := filepath.Join(s.Home, "dotfiles")
+	mkUserDir(t, s, dots)
+	mkUserDir(t, s, filepath.Join(dots, ".git"))
+	vim := filepath.Join(s.Home, "vimconf")
+	mkUserDir(t, s, vim)
+	writeUserFile(t, s, filepath.Join(dots, "bashrc"), "# mine\n", 0o644)
+	mkUserDir(t, s, filepath.Join(s.Home, ".config"))
+	tool := filepath.Join(s.Home, "src", "tool")
+	mkUserDir(t, s, filepath.Join(s.Home, "src"))
+	mkUserDir(t, s, tool)
+	mkUserDir(t, s, filepath.Join(tool, "build"))
+	// The launcher's binary, copied into the checkout, run through a
+	// link in ~/.local/bin, which is in PATH.
+	bin, err := os.ReadFile(testutil.Binary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(tool, "build", "claude-sandbox")
+	writeUserFile(t, s, built, string(bin), 0o755)
+	localBin := filepath.Join(s.Home, ".local", "bin")
+	mkUserDir(t, s, filepath.Dir(localBin))
+	mkUserDir(t, s, localBin)
+	links := map[string]string{
+		filepath.Join(s.Home, ".bashrc"):      "dotfiles/bashrc",
+		filepath.Join(s.Home, ".config/nvim"): "../vimconf",
+		filepath.Join(localBin, "claude"):     built,
+	}
+	for link, target := range links {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		s.User.Chown(t, link)
+	}
+
+	tests := []struct {
+		name, dir, launcher, victim, holds string
+	}{
+		{"dot-file", dots, "", filepath.Join(dots, "bashrc"), filepath.Join(dots, "bashrc") + " (the target of " + filepath.Join(s.Home, ".bashrc") + ")"},
+		{"config entry", vim, "", filepath.Join(vim, "init.lua"), vim + " (the target of " + filepath.Join(s.Home, ".config/nvim") + ")"},
+		{"launcher", tool, filepath.Join(localBin, "claude"), built, built},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, _ := os.ReadFile(tt.victim)
+			// Replaced rather than written: the running launcher's
+			// binary is busy.
+			v := tt.victim
+			cmd := s.Command("--shell", "-c", `echo 'cat ~/.ssh/id_ed25519' > `+v+`.new && mv `+v+`.new `+v+`; echo "rc=$?"`)
+			if tt.launcher != "" {
+				cmd.Path, cmd.Args[0] = tt.launcher, tt.launcher
+			}
+			cmd.Dir = tt.dir
+			cmd.Env = append(cmd.Env, "PATH="+localBin+":/usr/bin:/bin")
+			r := testutil.RunCommand(t, cmd)
+			after, _ := os.ReadFile(tt.victim)
+			if string(after) != string(before) {
+				t.Fatalf("the sandbox wrote %s, which the host runs: %v", tt.victim, r)
+			}
+			if r.Code != 0 || !strings.Contains(r.Stdout, "rc=1") || !strings.Contains(r.Stderr, "No such file or directory") {
+				t.Errorf("want the write to fail inside (no project bound): %v", r)
+			}
+			want := "claude: the working directory " + tt.dir + " is not visible in the sandbox: its project " + tt.dir + " holds " + tt.holds + ", which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only\n"
+			if !strings.Contains(r.Stderr, want) {
+				t.Errorf("stderr lacks\n%s%v", want, r)
+			}
+		})
+	}
+}

@@ -87,3 +87,34 @@ func TestProjectHoldingWhatTheHostRunsNotWritable(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckoutsInAProjectReadOnly: claude started in ~/src, a directory of
+// checkouts that is not one itself, makes all of ~/src the project. The
+// agent must not be able to give ~/src/x (one level down) or
+// ~/src/group/y (two) a core.fsmonitor that the user's next `git status`
+// there runs; the submodule and linked worktree of ~/src/x are kept too.
+func TestCheckoutsInAProjectReadOnly(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	x := gitProject(t, s)
+	src := filepath.Dir(x)
+	y := filepath.Join(src, "group", "y")
+	mkUserDir(t, s, filepath.Dir(y))
+	mkUserDir(t, s, y)
+	hostGit(t, s, y, "init", "-q")
+	pwned := filepath.Join(testutil.PublicDir(t), "pwned")
+	os.Chmod(filepath.Dir(pwned), 0o777)
+	for _, repo := range []string{x, y, filepath.Join(x, "lib", "sub"), filepath.Join(x, "wt", "feature")} {
+		cmd := s.Command("--shell", "-c", `git config core.fsmonitor "touch `+pwned+`"; echo "rc=$?"`)
+		cmd.Dir = src
+		// The shell starts in ~/src: the script runs in the repository.
+		cmd.Args[len(cmd.Args)-1] = `cd ` + repo + ` && ` + cmd.Args[len(cmd.Args)-1]
+		r := testutil.RunCommand(t, cmd)
+		if r.Code != 0 || strings.Contains(r.Stdout, "rc=0") || !strings.Contains(r.Stderr, "Read-only file system") {
+			t.Errorf("%s: git config inside succeeded: %v", repo, r)
+		}
+		tryHostGit(t, s, repo, "status", "--short")
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatalf("%s: host git status ran the agent's core.fsmonitor", repo)
+		}
+	}
+}

@@ -66,6 +66,11 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
+		if r.host == pp.Dir {
+			if err := g.nested(r.host); err != nil {
+				return err
+			}
+		}
 		targets = append(targets, g.ro...)
 	}
 	l.appendReadOnly(base, targets)
@@ -259,6 +264,35 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	for _, sub := range subs {
 		if err := g.submodule(wt, sub, depth); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// nestedPatterns say how deep below a project that is not a checkout the
+// repositories it holds are looked for (claude started in ~/src).
+var nestedPatterns = []string{"*/.git", "*/*/.git"}
+
+// nested protects the repositories one and two levels below the project
+// dir when it is not a checkout itself: started in a directory of
+// checkouts, the agent could otherwise write each one's .git.
+func (g *gitGuard) nested(dir string) error {
+	if _, err := g.h.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	for _, pat := range nestedPatterns {
+		m, _ := g.h.Glob(filepath.Join(globQuote(dir), pat))
+	next:
+		for _, dotgit := range m {
+			// Through a link, found where it points if in the project.
+			for d := filepath.Dir(dotgit); d != dir; d = filepath.Dir(d) {
+				if fi, err := g.h.Lstat(d); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+					continue next
+				}
+			}
+			if err := g.repo(filepath.Dir(dotgit), 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

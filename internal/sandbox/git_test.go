@@ -329,3 +329,45 @@ func TestGlobQuote(t *testing.T) {
 		t.Errorf("globQuote(/a*) matches /ab")
 	}
 }
+
+// TestProtectGitNested: started in a directory of checkouts (not one
+// itself), the project holds other repositories; those one and two levels
+// down are read-only too. Not through a link, nor deeper.
+func TestProtectGitNested(t *testing.T) {
+	const p = "/home/u/projects/p"
+	h := gitHost(t)
+	h.files["/home/u/projects/group"] = "d"
+	h.files["/home/u/projects/group/q"] = "d"
+	h.files["/home/u/projects/group/q/.git"] = "d"
+	h.files["/home/u/projects/link"] = "group"
+	h.files["/home/u/projects/deep"] = "d"
+	h.files["/home/u/projects/deep/a"] = "d"
+	h.files["/home/u/projects/deep/a/b"] = "d"
+	h.files["/home/u/projects/deep/a/b/.git"] = "d"
+	s := baseSpec()
+	s.Pwd = "/home/u/projects"
+	l, err := Build(h, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROBind && strings.HasPrefix(o.Src, "/home/u/projects") {
+			got = append(got, o.Src+" at "+o.Dest)
+		}
+	}
+	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/group/q/.git at /home/u/projects/group/q/.git"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read-only binds (-want +got):\n%s", diff)
+	}
+	// In a checkout, only its own repository and its submodules.
+	h.files["/home/u/projects/.git"] = "d"
+	if l, err = Build(h, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROBind && strings.HasPrefix(o.Src, "/home/u/projects/") && o.Src != "/home/u/projects/.git" {
+			t.Errorf("in a checkout, a nested repository is bound read-only: %v", o)
+		}
+	}
+}

@@ -118,3 +118,30 @@ func TestCheckoutsInAProjectReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkFromAnEarlierProjectRefused: an agent whose project was ~/src/p
+// leaves ~/src/p/docs -> ~/.ssh. A later start elsewhere, whose config
+// shows ~/src/p/docs read-only, must not follow the link: it would show
+// the user's keys.
+func TestLinkFromAnEarlierProjectRefused(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "src", "p")
+	mkUserDir(t, s, filepath.Dir(proj))
+	mkUserDir(t, s, proj)
+	mkUserDir(t, s, filepath.Join(s.Home, ".ssh"))
+	writeUserFile(t, s, filepath.Join(s.Home, ".ssh", "id_ed25519"), "SECRET-KEY\n", 0o600)
+	cmd := s.Command("--shell", "-c", "ln -s ../../.ssh docs && echo planted")
+	cmd.Dir = proj
+	if r := testutil.RunCommand(t, cmd); r.Stdout != "planted\n" {
+		t.Fatalf("first session: %v", r)
+	}
+	s.WriteConfig(t, "ro ~/src/p/docs /docs\n")
+	r := s.Shell(t, "cat /docs/id_ed25519")
+	if strings.Contains(r.Stdout, "SECRET-KEY") {
+		t.Fatalf("the link of an earlier project exposed ~/.ssh: %v", r)
+	}
+	want := "claude: ~/.claude-sandbox-init:1: ro: " + filepath.Join(proj, "docs") + " is a symlink in " + filepath.Join(s.Home, "src") + ", which an earlier sandbox may have written as its project: remove it (the agent may have made it) or name the real path\n"
+	if r.Code != 2 || !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("want exit 2 and\n%s%v", want, r)
+	}
+}

@@ -662,7 +662,9 @@ func noSymlinkBelow(h Host, root, host, p string) error {
 // agentDecides returns the writable mount (host path) in which the entry
 // at path, or an entry on the way to it, lies, or "" if none does: there
 // the agent can create, remove or relink it. An entry counts by its name
-// and by where it physically is (its directory resolved).
+// and by where it physically is (its directory resolved). A directory
+// below the home but for its dot-directories counts as well (~/src for
+// ~/src/x/flag): it is the default project of a start there.
 func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 	var roots []string
 	ms, _ := writableMounts(s)
@@ -681,6 +683,7 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 		roots[i] = filepath.Clean(r)
 	}
 	q := "/"
+	var all []string
 	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
 		if c == "" {
 			continue
@@ -695,6 +698,16 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 				if under(cand, r) {
 					return r
 				}
+			}
+		}
+		all = append(all, cands...)
+	}
+	// Any directory below the home but its dot-directories is the
+	// project of a start there: an earlier sandbox may have written it.
+	for _, cand := range all {
+		if rel, ok := strings.CutPrefix(cand, s.Home+"/"); ok {
+			if top, _, deeper := strings.Cut(rel, "/"); deeper && !strings.HasPrefix(top, ".") {
+				return filepath.Join(s.Home, top)
 			}
 		}
 	}

@@ -97,17 +97,17 @@ func TestCheckoutsInAProjectReadOnly(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	x := gitProject(t, s)
 	src := filepath.Dir(x)
+	mkUserDir(t, s, src)
 	y := filepath.Join(src, "group", "y")
 	mkUserDir(t, s, filepath.Dir(y))
 	mkUserDir(t, s, y)
 	hostGit(t, s, y, "init", "-q")
 	pwned := filepath.Join(testutil.PublicDir(t), "pwned")
 	os.Chmod(filepath.Dir(pwned), 0o777)
-	for _, repo := range []string{x, y, filepath.Join(x, "lib", "sub"), filepath.Join(x, "wt", "feature")} {
-		cmd := s.Command("--shell", "-c", `git config core.fsmonitor "touch `+pwned+`"; echo "rc=$?"`)
+	attack := func(repo string) {
+		t.Helper()
+		cmd := s.Command("--shell", "-c", `cd `+repo+` && git config core.fsmonitor "touch `+pwned+`"; echo "rc=$?"`)
 		cmd.Dir = src
-		// The shell starts in ~/src: the script runs in the repository.
-		cmd.Args[len(cmd.Args)-1] = `cd ` + repo + ` && ` + cmd.Args[len(cmd.Args)-1]
 		r := testutil.RunCommand(t, cmd)
 		if r.Code != 0 || strings.Contains(r.Stdout, "rc=0") || !strings.Contains(r.Stderr, "Read-only file system") {
 			t.Errorf("%s: git config inside succeeded: %v", repo, r)
@@ -117,6 +117,18 @@ func TestCheckoutsInAProjectReadOnly(t *testing.T) {
 			t.Fatalf("%s: host git status ran the agent's core.fsmonitor", repo)
 		}
 	}
+	for _, repo := range []string{x, y, filepath.Join(x, "lib", "sub"), filepath.Join(x, "wt", "feature")} {
+		attack(repo)
+	}
+	// An agent makes ~/src a checkout, so that the next start takes it
+	// for one.
+	cmd := s.Command("--shell", "-c", "git init -q . && echo made")
+	cmd.Dir = src
+	if r := testutil.RunCommand(t, cmd); r.Stdout != "made\n" {
+		t.Fatalf("git init in ~/src: %v", r)
+	}
+	attack(x)
+	attack(y)
 }
 
 // TestLinkFromAnEarlierProjectRefused: an agent whose project was ~/src/p

@@ -269,17 +269,15 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	return nil
 }
 
-// nestedPatterns say how deep below a project that is not a checkout the
-// repositories it holds are looked for (claude started in ~/src).
+// nestedPatterns say how deep below the project the repositories it holds
+// are looked for (claude started in ~/src).
 var nestedPatterns = []string{"*/.git", "*/*/.git"}
 
 // nested protects the repositories one and two levels below the project
-// dir when it is not a checkout itself: started in a directory of
-// checkouts, the agent could otherwise write each one's .git.
+// dir: started in a directory of checkouts, the agent could otherwise
+// write each one's .git. Whether the project is a checkout itself does not
+// matter: the agent of an earlier start there could have made its .git.
 func (g *gitGuard) nested(dir string) error {
-	if _, err := g.h.Lstat(filepath.Join(dir, ".git")); !errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	for _, pat := range nestedPatterns {
 		m, _ := g.h.Glob(filepath.Join(globQuote(dir), pat))
 	next:

@@ -90,16 +90,16 @@ func TestProjectHoldingWhatTheHostRunsNotWritable(t *testing.T) {
 
 // TestCheckoutsInAProjectReadOnly: claude started in ~/src, a directory of
 // checkouts that is not one itself, makes all of ~/src the project. The
-// agent must not be able to give ~/src/x (one level down) or
-// ~/src/group/y (two) a core.fsmonitor that the user's next `git status`
-// there runs; the submodule and linked worktree of ~/src/x are kept too.
+// agent must not be able to give ~/src/x or ~/src/y a core.fsmonitor that
+// the user's next `git status` there runs; the submodule and linked
+// worktree of ~/src/x are kept too; so they are after the agent made ~/src
+// a checkout.
 func TestCheckoutsInAProjectReadOnly(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	x := gitProject(t, s)
 	src := filepath.Dir(x)
 	mkUserDir(t, s, src)
-	y := filepath.Join(src, "group", "y")
-	mkUserDir(t, s, filepath.Dir(y))
+	y := filepath.Join(src, "y")
 	mkUserDir(t, s, y)
 	hostGit(t, s, y, "init", "-q")
 	pwned := filepath.Join(testutil.PublicDir(t), "pwned")

@@ -269,28 +269,24 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	return nil
 }
 
-// nestedPatterns say how deep below the project the repositories it holds
-// are looked for (claude started in ~/src).
-var nestedPatterns = []string{"*/.git", "*/*/.git"}
-
-// nested protects the repositories one and two levels below the project
-// dir: started in a directory of checkouts, the agent could otherwise
+// nested protects the repositories one level below the project dir:
+// started in a directory of checkouts (~/src), the agent could otherwise
 // write each one's .git. Whether the project is a checkout itself does not
 // matter: the agent of an earlier start there could have made its .git.
+// Not deeper: that would read every directory of a large project at each
+// start.
 func (g *gitGuard) nested(dir string) error {
-	for _, pat := range nestedPatterns {
-		m, _ := g.h.Glob(filepath.Join(globQuote(dir), pat))
-	next:
-		for _, dotgit := range m {
-			// Through a link, found where it points if in the project.
-			for d := filepath.Dir(dotgit); d != dir; d = filepath.Dir(d) {
-				if fi, err := g.h.Lstat(d); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
-					continue next
-				}
-			}
-			if err := g.repo(filepath.Dir(dotgit), 0); err != nil {
-				return err
-			}
+	ents, _ := g.h.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue // a symlink, found where it points if in the project
+		}
+		wt := filepath.Join(dir, e.Name())
+		if _, err := g.h.Lstat(filepath.Join(wt, ".git")); err != nil {
+			continue
+		}
+		if err := g.repo(wt, 0); err != nil {
+			return err
 		}
 	}
 	return nil

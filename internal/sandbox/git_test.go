@@ -331,20 +331,18 @@ func TestGlobQuote(t *testing.T) {
 }
 
 // TestProtectGitNested: started in a directory of checkouts, the project
-// holds other repositories; those one and two levels down are read-only
-// too, whether or not the project has a .git. Not through a link, nor
-// deeper.
+// holds other repositories; those one level down are read-only too,
+// whether or not the project has a .git. Not through a link, nor deeper.
 func TestProtectGitNested(t *testing.T) {
 	const p = "/home/u/projects/p"
 	h := gitHost(t)
-	h.files["/home/u/projects/group"] = "d"
-	h.files["/home/u/projects/group/q"] = "d"
-	h.files["/home/u/projects/group/q/.git"] = "d"
-	h.files["/home/u/projects/link"] = "group"
+	h.files["/home/u/projects/q"] = "d"
+	h.files["/home/u/projects/q/.git"] = "f"
+	h.files["/home/u/projects/link"] = "q"
+	h.files["/home/u/projects/file"] = "f"
 	h.files["/home/u/projects/deep"] = "d"
 	h.files["/home/u/projects/deep/a"] = "d"
-	h.files["/home/u/projects/deep/a/b"] = "d"
-	h.files["/home/u/projects/deep/a/b/.git"] = "d"
+	h.files["/home/u/projects/deep/a/.git"] = "d"
 	s := baseSpec()
 	s.Pwd = "/home/u/projects"
 	l, err := Build(h, s)
@@ -357,7 +355,7 @@ func TestProtectGitNested(t *testing.T) {
 			got = append(got, o.Src+" at "+o.Dest)
 		}
 	}
-	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/group/q/.git at /home/u/projects/group/q/.git"}
+	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/q/.git at /home/u/projects/q/.git"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("read-only binds (-want +got):\n%s", diff)
 	}

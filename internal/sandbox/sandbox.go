@@ -32,6 +32,9 @@ type Host interface {
 	Lstat(path string) (fs.FileInfo, error)
 	Readlink(path string) (string, error)
 	Glob(pattern string) ([]string, error)
+	// ReadDir lists a directory, with each entry's type as the
+	// directory itself tells it (no stat of each entry).
+	ReadDir(path string) ([]fs.DirEntry, error)
 	EvalSymlinks(path string) (string, error)
 	// ReadFile reads a regular file (git's index, .git files) of at most
 	// MaxReadFile bytes, not following a symlink in its last component.

@@ -133,6 +133,28 @@ func (h *fakeHost) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
+func (h *fakeHost) ReadDir(p string) ([]fs.DirEntry, error) {
+	if h.files[p] != "d" && p != "/" {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	var out []fs.DirEntry
+	for _, f := range sortedKeys(h.files) {
+		if path.Dir(f) == p && f != p {
+			out = append(out, fs.FileInfoToDirEntry(h.info(f, h.files[f])))
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
 func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 	r, ok := h.resolve(p, 0)
 	if !ok {

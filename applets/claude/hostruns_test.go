@@ -12,7 +12,8 @@ import (
 )
 
 // TestProjectHoldingWhatTheHostRunsNotWritable: an agent started in a
-// dotfiles repository (whose files ~/.bashrc and ~/.config/X link to) or
+// dotfiles repository (whose files ~/.bashrc and ~/.config/X link to, or
+// that $BASH_ENV names) or
 // in the checkout the launcher itself was built in (linked from a PATH
 // directory of the home) would append to what the user's shell, or the
 // next `claude`, runs outside the sandbox. The project is then not bound,
@@ -53,12 +54,17 @@ func TestProjectHoldingWhatTheHostRunsNotWritable(t *testing.T) {
 		s.User.Chown(t, link)
 	}
 
+	shrc := filepath.Join(s.Home, "shellrc")
+	mkUserDir(t, s, shrc)
+	writeUserFile(t, s, filepath.Join(shrc, "env.sh"), "# mine\n", 0o644)
 	tests := []struct {
 		name, dir, launcher, victim, holds string
+		env                                string
 	}{
-		{"dot-file", dots, "", filepath.Join(dots, "bashrc"), filepath.Join(dots, "bashrc") + " (the target of " + filepath.Join(s.Home, ".bashrc") + ")"},
-		{"config entry", vim, "", filepath.Join(vim, "init.lua"), vim + " (the target of " + filepath.Join(s.Home, ".config/nvim") + ")"},
-		{"launcher", tool, filepath.Join(localBin, "claude"), built, built},
+		{"BASH_ENV", shrc, "", filepath.Join(shrc, "env.sh"), filepath.Join(shrc, "env.sh"), "BASH_ENV=" + filepath.Join(shrc, "env.sh")},
+		{"dot-file", dots, "", filepath.Join(dots, "bashrc"), filepath.Join(dots, "bashrc") + " (the target of " + filepath.Join(s.Home, ".bashrc") + ")", ""},
+		{"config entry", vim, "", filepath.Join(vim, "init.lua"), vim + " (the target of " + filepath.Join(s.Home, ".config/nvim") + ")", ""},
+		{"launcher", tool, filepath.Join(localBin, "claude"), built, built, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,6 +78,9 @@ func TestProjectHoldingWhatTheHostRunsNotWritable(t *testing.T) {
 			}
 			cmd.Dir = tt.dir
 			cmd.Env = append(cmd.Env, "PATH="+localBin+":/usr/bin:/bin")
+			if tt.env != "" {
+				cmd.Env = append(cmd.Env, tt.env)
+			}
 			r := testutil.RunCommand(t, cmd)
 			after, _ := os.ReadFile(tt.victim)
 			if string(after) != string(before) {

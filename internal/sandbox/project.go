@@ -165,6 +165,25 @@ func (s Spec) hostRuns(h Host, dir string) string {
 		pathDirs = append(pathDirs, filepath.Clean(p))
 	}
 	cands = append(cands, pathDirs...)
+	// Configuration that the environment points the user's shells and
+	// tools at: all of it, or the project inside it.
+	for _, k := range configVars {
+		v, ok := env.get(k)
+		if !ok || !filepath.IsAbs(v) {
+			continue
+		}
+		v = filepath.Clean(v)
+		cands = append(cands, v)
+		real, err := h.EvalSymlinks(v)
+		if err != nil {
+			real = v
+		}
+		for _, c := range []string{v, real} {
+			if under(dir, c) && c != s.Home && !under(s.Home, c) {
+				return fmt.Sprintf("%s (in $%s %s)", dir, k, v)
+			}
+		}
+	}
 	for _, p := range cands {
 		if p == dir || under(p, dir) {
 			return p
@@ -232,6 +251,11 @@ func (s Spec) hostRuns(h Host, dir string) string {
 	}
 	return ""
 }
+
+// configVars name files or directories of configuration that the user's
+// shells and tools read (and may run: $BASH_ENV, $ENV, zsh's
+// $ZDOTDIR/.zshenv, git's core.fsmonitor).
+var configVars = []string{"XDG_CONFIG_HOME", "ZDOTDIR", "GIT_CONFIG_GLOBAL", "BASH_ENV", "ENV", "INPUTRC"}
 
 // finishProject runs after the config: it starts in the working directory
 // if the config showed it, says so if nothing did, and keeps every git

@@ -17,6 +17,8 @@ func TestProject(t *testing.T) {
 		bindir string // the agent's directory, if not baseSpec's
 		// launcher is the launcher's executable, if any.
 		launcher string
+		// env is one more variable of the launcher's environment.
+		env string
 		// want: the project bind ("" none), its kind, where it starts,
 		// and the notice ("" none).
 		want   string
@@ -116,6 +118,20 @@ func TestProject(t *testing.T) {
 			h.files["/home/u/projects/p/build/claude-sandbox"] = "f"
 		}, chdir: "/home/u",
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/claude-sandbox, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "XDG_CONFIG_HOME in the project", pwd: "/home/u/dotfiles", env: "XDG_CONFIG_HOME=/home/u/dotfiles/config", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/config"] = "d"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/config, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the project in ZDOTDIR", pwd: "/home/u/zsh/plugins", env: "ZDOTDIR=/home/u/zsh", host: func(h *fakeHost) {
+			h.files["/home/u/zsh"] = "d"
+			h.files["/home/u/zsh/plugins"] = "d"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/zsh/plugins is not visible in the sandbox: its project /home/u/zsh/plugins holds /home/u/zsh/plugins (in $ZDOTDIR /home/u/zsh), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "BASH_ENV in the project", pwd: "/home/u/projects/p", env: "BASH_ENV=/home/u/projects/p/env.sh", chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/env.sh, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "ZDOTDIR as the home changes nothing", pwd: "/home/u/projects/p", env: "ZDOTDIR=/home/u",
+			want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
 		{name: "dot-files linking elsewhere, or to the home, are not the project's", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
 			h.files["/home/u/dotfiles"] = "d"
 			h.files["/home/u/dotfiles/bashrc"] = "f"
@@ -141,6 +157,9 @@ func TestProject(t *testing.T) {
 			s.Launcher = tt.launcher
 			if tt.path != "" {
 				s.Environ = append(append([]string(nil), baseEnv...), "PATH="+tt.path)
+			}
+			if tt.env != "" {
+				s.Environ = append(append([]string(nil), s.Environ...), tt.env)
 			}
 			s.Config = parseConfig(t, s, tt.config)
 			l, err := Build(h, s)

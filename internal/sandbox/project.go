@@ -216,10 +216,11 @@ func (s Spec) hostRuns(h Host, dir string) string {
 	}
 	// Links into the project from where the host looks for what it runs
 	// or reads as configuration: the home's dot-files (~/.bashrc,
-	// ~/.gitconfig, a dotfiles repository's links), ~/.config's entries,
+	// ~/.gitconfig, a dotfiles repository's links), the entries of
+	// ~/.config, ~/.ssh (ProxyCommand) and ~/.gnupg (pinentry-program),
 	// and the programs in the PATH directories of the home (a link
 	// ~/.local/bin/claude to a checkout's build).
-	dirs := []string{s.Home, filepath.Join(s.Home, ".config")}
+	dirs := []string{s.Home, filepath.Join(s.Home, ".config"), filepath.Join(s.Home, ".ssh"), filepath.Join(s.Home, ".gnupg")}
 	if x, ok := env.get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		dirs = append(dirs, filepath.Clean(x))
 	}

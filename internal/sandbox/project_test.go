@@ -118,6 +118,13 @@ func TestProject(t *testing.T) {
 			h.files["/home/u/projects/p/build/claude-sandbox"] = "f"
 		}, chdir: "/home/u",
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/claude-sandbox, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "an entry of ~/.ssh links into the project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/ssh_config"] = "f"
+			h.files["/home/u/.ssh"] = "d"
+			h.files["/home/u/.ssh/config"] = "../dotfiles/ssh_config"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/ssh_config (the target of /home/u/.ssh/config), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
 		{name: "XDG_CONFIG_HOME in the project", pwd: "/home/u/dotfiles", env: "XDG_CONFIG_HOME=/home/u/dotfiles/config", host: func(h *fakeHost) {
 			h.files["/home/u/dotfiles"] = "d"
 			h.files["/home/u/dotfiles/config"] = "d"

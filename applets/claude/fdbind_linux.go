@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -65,6 +66,10 @@ type binder struct {
 type bound struct {
 	files []*os.File
 	roots map[hostpath.ID]string
+	// home is the real home's physical path: below it, outside its
+	// dot-directories, any directory may have been the project of an
+	// earlier sandbox ("" while unknown).
+	home string
 }
 
 func (b *bound) Close() {
@@ -153,6 +158,10 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if hr, err := hostpath.Open(b.home, true); err == nil {
+		out.home = hr.Path
+		hr.Close()
+	}
 	for k := range srcs {
 		s := &srcs[k]
 		o := &ops[s.i]
@@ -203,6 +212,12 @@ func (b *bound) checkHops(r *hostpath.Resolved) error {
 		}
 		if in {
 			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", h.Path, b.roots[id])
+		}
+		// The default project is any directory below the home but its
+		// dot-directories: an earlier sandbox may have written there.
+		if rel, ok := strings.CutPrefix(filepath.Dir(h.Path), b.home+"/"); ok && b.home != "" && !strings.HasPrefix(rel, ".") {
+			top, _, _ := strings.Cut(rel, "/")
+			return fmt.Errorf("%s is a symlink in %s, which an earlier sandbox may have written as its project: remove it (the agent may have made it) or name the real path", h.Path, filepath.Join(b.home, top))
 		}
 	}
 	return nil

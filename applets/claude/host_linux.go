@@ -15,11 +15,12 @@ import (
 // osHost is the real machine, as sandbox.Build sees it.
 type osHost struct{}
 
-func (osHost) Stat(p string) (fs.FileInfo, error)    { return os.Stat(p) }
-func (osHost) Lstat(p string) (fs.FileInfo, error)   { return os.Lstat(p) }
-func (osHost) Readlink(p string) (string, error)     { return os.Readlink(p) }
-func (osHost) Glob(pattern string) ([]string, error) { return filepath.Glob(pattern) }
-func (osHost) EvalSymlinks(p string) (string, error) { return filepath.EvalSymlinks(p) }
+func (osHost) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
+func (osHost) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
+func (osHost) Readlink(p string) (string, error)       { return os.Readlink(p) }
+func (osHost) Glob(pattern string) ([]string, error)   { return filepath.Glob(pattern) }
+func (osHost) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+func (osHost) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }
 
 // Reachable connects to the unix socket and hangs up: a stale socket file
 // left by a manager that exited does not count.

@@ -69,11 +69,12 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 		}
 	}
 
+	self, _ := os.Executable()
 	spec := sandbox.Spec{
 		UID: uid, User: userName, Home: home, Pwd: pwd,
 		SandboxHome: k.sandboxHome, Tmp: k.tmp, BinDir: k.binDir,
 		Netns: k.netns, NetnsEnter: filepath.Join(buildinfo.Prefix, "bin", "netns-enter"),
-		Environ: os.Environ(), Shell: o.shell, Args: o.args,
+		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,
 		Config: directives, ConfigName: configName,
 	}
 	if o.mode == modeSeccompTable || o.mode == modeSeccompBPF {

@@ -66,6 +66,11 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
+		if r.host == pp.Dir {
+			if err := g.nested(r.host); err != nil {
+				return err
+			}
+		}
 		targets = append(targets, g.ro...)
 	}
 	l.appendReadOnly(base, targets)
@@ -258,6 +263,29 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	}
 	for _, sub := range subs {
 		if err := g.submodule(wt, sub, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nested protects the repositories one level below the project dir:
+// started in a directory of checkouts (~/src), the agent could otherwise
+// write each one's .git. Whether the project is a checkout itself does not
+// matter: the agent of an earlier start there could have made its .git.
+// Not deeper: that would read every directory of a large project at each
+// start.
+func (g *gitGuard) nested(dir string) error {
+	ents, _ := g.h.ReadDir(dir)
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue // a symlink, found where it points if in the project
+		}
+		wt := filepath.Join(dir, e.Name())
+		if _, err := g.h.Lstat(filepath.Join(wt, ".git")); err != nil {
+			continue
+		}
+		if err := g.repo(wt, 0); err != nil {
 			return err
 		}
 	}

@@ -329,3 +329,50 @@ func TestGlobQuote(t *testing.T) {
 		t.Errorf("globQuote(/a*) matches /ab")
 	}
 }
+
+// TestProtectGitNested: started in a directory of checkouts, the project
+// holds other repositories; those one level down are read-only too,
+// whether or not the project has a .git. Not through a link, nor deeper.
+func TestProtectGitNested(t *testing.T) {
+	const p = "/home/u/projects/p"
+	h := gitHost(t)
+	h.files["/home/u/projects/q"] = "d"
+	h.files["/home/u/projects/q/.git"] = "f"
+	h.files["/home/u/projects/link"] = "q"
+	h.files["/home/u/projects/file"] = "f"
+	h.files["/home/u/projects/deep"] = "d"
+	h.files["/home/u/projects/deep/a"] = "d"
+	h.files["/home/u/projects/deep/a/.git"] = "d"
+	s := baseSpec()
+	s.Pwd = "/home/u/projects"
+	l, err := Build(h, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROBind && strings.HasPrefix(o.Src, "/home/u/projects") {
+			got = append(got, o.Src+" at "+o.Dest)
+		}
+	}
+	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/q/.git at /home/u/projects/q/.git"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("read-only binds (-want +got):\n%s", diff)
+	}
+	// A .git the agent of an earlier start made in ~/projects changes
+	// nothing for them.
+	h.files["/home/u/projects/.git"] = "d"
+	if l, err = Build(h, s); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROBind && strings.HasPrefix(o.Src, "/home/u/projects") {
+			got = append(got, o.Src+" at "+o.Dest)
+		}
+	}
+	want = append([]string{"/home/u/projects/.git at /home/u/projects/.git"}, want...)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("with a .git in the project, read-only binds (-want +got):\n%s", diff)
+	}
+}

@@ -143,20 +143,46 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 
 // hostRuns returns a path below dir that the host executes or reads as
 // configuration, or "": a directory of the launcher's PATH, the
-// netns-enter helper, the agent's directory, the config file or a symlink
-// hop on its way.
+// netns-enter helper, the agent's directory, the launcher's executable, the
+// config file or a symlink hop on its way, or the target of a symlink of
+// the home's dot-files, of ~/.config or of a PATH directory in the home.
 func (s Spec) hostRuns(h Host, dir string) string {
 	env := newEnv(s.Environ)
 	path, _ := env.get("PATH")
 	// The agent's directory too: claude-update runs what it installs
 	// there, on the host.
+	// And the launcher itself, which the user runs at every start.
 	cands := []string{s.NetnsEnter, s.BinDir}
+	if s.Launcher != "" {
+		cands = append(cands, s.Launcher)
+	}
+	var pathDirs []string
 	for _, p := range filepath.SplitList(path) {
 		if !filepath.IsAbs(p) {
 			// Relative to wherever the user's shell is: the project too.
 			return fmt.Sprintf("%q of your PATH (a relative directory)", p)
 		}
-		cands = append(cands, filepath.Clean(p))
+		pathDirs = append(pathDirs, filepath.Clean(p))
+	}
+	cands = append(cands, pathDirs...)
+	// Configuration that the environment points the user's shells and
+	// tools at: all of it, or the project inside it.
+	for _, k := range configVars {
+		v, ok := env.get(k)
+		if !ok || !filepath.IsAbs(v) {
+			continue
+		}
+		v = filepath.Clean(v)
+		cands = append(cands, v)
+		real, err := h.EvalSymlinks(v)
+		if err != nil {
+			real = v
+		}
+		for _, c := range []string{v, real} {
+			if under(dir, c) && c != s.Home && !under(s.Home, c) {
+				return fmt.Sprintf("%s (in $%s %s)", dir, k, v)
+			}
+		}
 	}
 	for _, p := range cands {
 		if p == dir || under(p, dir) {
@@ -188,8 +214,47 @@ func (s Spec) hostRuns(h Host, dir string) string {
 	if real, err := h.EvalSymlinks(filepath.Join(s.Home, ".claude-sandbox-init")); err == nil && under(real, dir) {
 		return real
 	}
+	// Links into the project from where the host looks for what it runs
+	// or reads as configuration: the home's dot-files (~/.bashrc,
+	// ~/.gitconfig, a dotfiles repository's links), the entries of
+	// ~/.config, ~/.ssh (ProxyCommand) and ~/.gnupg (pinentry-program),
+	// and the programs in the PATH directories of the home (a link
+	// ~/.local/bin/claude to a checkout's build).
+	dirs := []string{s.Home, filepath.Join(s.Home, ".config"), filepath.Join(s.Home, ".ssh"), filepath.Join(s.Home, ".gnupg")}
+	if x, ok := env.get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
+		dirs = append(dirs, filepath.Clean(x))
+	}
+	for _, p := range pathDirs {
+		if under(p, s.Home) {
+			dirs = append(dirs, p)
+		}
+	}
+	for i, d := range dirs {
+		// The types as the directory tells them: no stat of each entry.
+		ents, _ := h.ReadDir(d)
+		for _, e := range ents {
+			if e.Type()&fs.ModeSymlink == 0 || (i == 0 && !strings.HasPrefix(e.Name(), ".")) {
+				continue
+			}
+			l := filepath.Join(d, e.Name())
+			real, err := h.EvalSymlinks(l)
+			if err != nil {
+				continue
+			}
+			// The project itself, something in it, or a directory
+			// that holds it (other than the home and above).
+			if real == dir || under(real, dir) || (under(dir, real) && real != s.Home && !under(s.Home, real)) {
+				return fmt.Sprintf("%s (the target of %s)", real, l)
+			}
+		}
+	}
 	return ""
 }
+
+// configVars name files or directories of configuration that the user's
+// shells and tools read (and may run: $BASH_ENV, $ENV, zsh's
+// $ZDOTDIR/.zshenv, git's core.fsmonitor).
+var configVars = []string{"XDG_CONFIG_HOME", "ZDOTDIR", "GIT_CONFIG_GLOBAL", "BASH_ENV", "ENV", "INPUTRC"}
 
 // finishProject runs after the config: it starts in the working directory
 // if the config showed it, says so if nothing did, and keeps every git

@@ -15,6 +15,10 @@ func TestProject(t *testing.T) {
 		config string
 		path   string // the launcher's PATH, if not baseEnv's
 		bindir string // the agent's directory, if not baseSpec's
+		// launcher is the launcher's executable, if any.
+		launcher string
+		// env is one more variable of the launcher's environment.
+		env string
 		// want: the project bind ("" none), its kind, where it starts,
 		// and the notice ("" none).
 		want   string
@@ -80,6 +84,68 @@ func TestProject(t *testing.T) {
 			h.files["/home/u/projects/p/init"] = "f"
 		}, chdir: "/home/u",
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/init, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dot-file links into the project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/bashrc"] = "f"
+			h.files["/home/u/.bashrc"] = "dotfiles/bashrc"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/bashrc (the target of /home/u/.bashrc), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "an entry of ~/.config links into the project", pwd: "/home/u/dotfiles/nvim", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/.git"] = "d"
+			h.files["/home/u/dotfiles/nvim"] = "d"
+			h.files["/home/u/.config"] = "d"
+			h.files["/home/u/.config/nvim"] = "../dotfiles/nvim"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles/nvim is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/nvim (the target of /home/u/.config/nvim), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dot-file links to a directory holding the project", pwd: "/home/u/dotfiles/config/git", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/config"] = "d"
+			h.files["/home/u/dotfiles/config/git"] = "d"
+			h.files["/home/u/.config"] = "dotfiles/config"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles/config/git is not visible in the sandbox: its project /home/u/dotfiles/config/git holds /home/u/dotfiles/config (the target of /home/u/.config), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a program of a PATH directory in the home links into the project", pwd: "/home/u/projects/p", path: "/home/u/.local/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/.local"] = "d"
+			h.files["/home/u/.local/bin"] = "d"
+			h.files["/home/u/.local/bin/tool"] = "/home/u/projects/p/build/tool"
+			h.files["/home/u/projects/p/build"] = "d"
+			h.files["/home/u/projects/p/build/tool"] = "f"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/tool (the target of /home/u/.local/bin/tool), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the launcher in the project", pwd: "/home/u/projects/p", launcher: "/home/u/projects/p/build/claude-sandbox", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/build"] = "d"
+			h.files["/home/u/projects/p/build/claude-sandbox"] = "f"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/claude-sandbox, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "an entry of ~/.ssh links into the project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/ssh_config"] = "f"
+			h.files["/home/u/.ssh"] = "d"
+			h.files["/home/u/.ssh/config"] = "../dotfiles/ssh_config"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/ssh_config (the target of /home/u/.ssh/config), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "XDG_CONFIG_HOME in the project", pwd: "/home/u/dotfiles", env: "XDG_CONFIG_HOME=/home/u/dotfiles/config", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/config"] = "d"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/config, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the project in ZDOTDIR", pwd: "/home/u/zsh/plugins", env: "ZDOTDIR=/home/u/zsh", host: func(h *fakeHost) {
+			h.files["/home/u/zsh"] = "d"
+			h.files["/home/u/zsh/plugins"] = "d"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/zsh/plugins is not visible in the sandbox: its project /home/u/zsh/plugins holds /home/u/zsh/plugins (in $ZDOTDIR /home/u/zsh), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "BASH_ENV in the project", pwd: "/home/u/projects/p", env: "BASH_ENV=/home/u/projects/p/env.sh", chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/env.sh, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "ZDOTDIR as the home changes nothing", pwd: "/home/u/projects/p", env: "ZDOTDIR=/home/u",
+			want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
+		{name: "dot-files linking elsewhere, or to the home, are not the project's", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/dotfiles/bashrc"] = "f"
+			h.files["/home/u/.bashrc"] = "dotfiles/bashrc"
+			h.files["/home/u/.self"] = "."
+			h.files["/home/u/.root"] = "/"
+		}, want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,8 +161,12 @@ func TestProject(t *testing.T) {
 			if tt.bindir != "" {
 				s.BinDir = tt.bindir
 			}
+			s.Launcher = tt.launcher
 			if tt.path != "" {
 				s.Environ = append(append([]string(nil), baseEnv...), "PATH="+tt.path)
+			}
+			if tt.env != "" {
+				s.Environ = append(append([]string(nil), s.Environ...), tt.env)
 			}
 			s.Config = parseConfig(t, s, tt.config)
 			l, err := Build(h, s)

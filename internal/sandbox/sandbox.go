@@ -32,6 +32,9 @@ type Host interface {
 	Lstat(path string) (fs.FileInfo, error)
 	Readlink(path string) (string, error)
 	Glob(pattern string) ([]string, error)
+	// ReadDir lists a directory, with each entry's type as the
+	// directory itself tells it (no stat of each entry).
+	ReadDir(path string) ([]fs.DirEntry, error)
 	EvalSymlinks(path string) (string, error)
 	// ReadFile reads a regular file (git's index, .git files) of at most
 	// MaxReadFile bytes, not following a symlink in its last component.
@@ -57,6 +60,9 @@ type Spec struct {
 	Netns string
 	// NetnsEnter is the path of the netns-enter helper.
 	NetnsEnter string
+	// Launcher is the launcher's own executable ("" if unknown): the
+	// user runs it again at the next start.
+	Launcher string
 	// Environ is the launcher's environment.
 	Environ []string
 	// Shell runs a login shell instead of the agent.
@@ -659,7 +665,9 @@ func noSymlinkBelow(h Host, root, host, p string) error {
 // agentDecides returns the writable mount (host path) in which the entry
 // at path, or an entry on the way to it, lies, or "" if none does: there
 // the agent can create, remove or relink it. An entry counts by its name
-// and by where it physically is (its directory resolved).
+// and by where it physically is (its directory resolved). A directory
+// below the home but for its dot-directories counts as well (~/src for
+// ~/src/x/flag): it is the default project of a start there.
 func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 	var roots []string
 	ms, _ := writableMounts(s)
@@ -678,6 +686,7 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 		roots[i] = filepath.Clean(r)
 	}
 	q := "/"
+	var all []string
 	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
 		if c == "" {
 			continue
@@ -692,6 +701,16 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 				if under(cand, r) {
 					return r
 				}
+			}
+		}
+		all = append(all, cands...)
+	}
+	// Any directory below the home but its dot-directories is the
+	// project of a start there: an earlier sandbox may have written it.
+	for _, cand := range all {
+		if rel, ok := strings.CutPrefix(cand, s.Home+"/"); ok {
+			if top, _, deeper := strings.Cut(rel, "/"); deeper && !strings.HasPrefix(top, ".") {
+				return filepath.Join(s.Home, top)
 			}
 		}
 	}

@@ -133,6 +133,28 @@ func (h *fakeHost) Glob(pattern string) ([]string, error) {
 	return out, nil
 }
 
+func (h *fakeHost) ReadDir(p string) ([]fs.DirEntry, error) {
+	if h.files[p] != "d" && p != "/" {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	var out []fs.DirEntry
+	for _, f := range sortedKeys(h.files) {
+		if path.Dir(f) == p && f != p {
+			out = append(out, fs.FileInfoToDirEntry(h.info(f, h.files[f])))
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
 func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 	r, ok := h.resolve(p, 0)
 	if !ok {
@@ -443,6 +465,11 @@ func TestBuildErrors(t *testing.T) {
 			func(h *fakeHost) { h.files["/home/u/p-link"] = "/home/u/projects/p" },
 			"if pwd-under /srv\n rw /home/u/projects/p\nend\nif exists ~/p-link/flag\n ro /var/lib\nend", false,
 			"~/.claude-sandbox-init:4: exists: /home/u/p-link/flag lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"exists in an earlier project", func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/x"] = "d"
+		}, "if exists ~/src/x/.use-kvm\n dev /dev/kvm\nend", false,
+			"~/.claude-sandbox-init:1: exists: /home/u/src/x/.use-kvm lies in /home/u/src, which the sandbox can write: the agent could decide this condition: test a path outside it"},
 		{"symlink destination through a planted link",
 			func(h *fakeHost) { h.files["/home/u/.claude-home/bin"] = "/usr/local/bin" },
 			"symlink /usr/bin/bash ~/bin/sh", false,

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Policy is what netns-setup up tells netns-dns about a namespace, as one
@@ -73,7 +75,7 @@ func ParsePolicy(file string, b []byte) (Policy, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return Policy{}, fmt.Errorf("%s: %w", file, err)
 	}
-	if !p.Addr.Is4() || (p.Mode != "allowlist" && p.Mode != "open") || len(p.Upstream) == 0 {
+	if !nsname.Valid(p.Name) || !p.Addr.Is4() || (p.Mode != "allowlist" && p.Mode != "open") || len(p.Upstream) == 0 {
 		return Policy{}, fmt.Errorf("%s: not a policy netns-setup wrote: run netns-setup up %s again", file, p.Name)
 	}
 	return p, nil

@@ -2,6 +2,7 @@ package nft
 
 import (
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/google/nftables"
@@ -10,7 +11,8 @@ import (
 // Pinner adds addresses to the pin sets of namespace tables over one
 // netlink socket.
 type Pinner struct {
-	c *nftables.Conn
+	mu sync.Mutex // one batch at a time on c
+	c  *nftables.Conn
 }
 
 // NewPinner opens the socket in the namespace of netnsFd (-1: the caller's).
@@ -43,6 +45,8 @@ func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duratio
 	if len(els) == 0 {
 		return nil
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.c.SetAddElements(s, els); err != nil {
 		return err
 	}

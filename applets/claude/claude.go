@@ -23,6 +23,7 @@ Sandbox flags (only before the first other argument):
   --sandbox-dry-run          print the chain that would run, one argument per line, and exit
   --sandbox-seccomp[=table]  print the seccomp policy (with ~/.claude-sandbox-init applied)
   --sandbox-seccomp=bpf      write the raw seccomp program to stdout
+  --sandbox-network=host     run in the host's network, not the agents namespace
   --sandbox-help             this text
 
 Environment: CLAUDE_SBX_BINDIR, CLAUDE_SBX_HOME, CLAUDE_SBX_TMP, CLAUDE_SBX_NETNS.
@@ -42,9 +43,10 @@ const (
 
 // options are the parsed command line.
 type options struct {
-	mode  mode
-	shell bool
-	args  []string
+	mode        mode
+	shell       bool
+	hostNetwork bool
+	args        []string
 }
 
 // parseArgs takes the launcher's flags from the front of args. Flags of
@@ -80,6 +82,8 @@ func parseArgs(args []string) (options, error) {
 			err = set(modeSeccompBPF, a)
 		case "--sandbox-help":
 			err = set(modeHelp, a)
+		case "--sandbox-network=host":
+			o.hostNetwork = true
 		default:
 			if strings.HasPrefix(a, "--sandbox-seccomp=") {
 				return o, cli.Usagef("%s: want --sandbox-seccomp=table or --sandbox-seccomp=bpf", a)

@@ -53,6 +53,8 @@ type Spec struct {
 	Netns string
 	// NetnsEnter is the path of the netns-enter helper.
 	NetnsEnter string
+	// Network is what the launcher read of the namespaces (network.go).
+	Network NetworkFacts
 	// Environ is the launcher's environment.
 	Environ []string
 	// Shell runs a login shell instead of the agent.
@@ -137,15 +139,9 @@ func Build(h Host, s Spec) (*Launch, error) {
 	} else {
 		l.Notes = append(l.Notes, "systemd: not used: XDG_RUNTIME_DIR is not set")
 	}
-	netnsActive := false
-	if _, err := h.Stat(filepath.Join("/run/netns", s.Netns)); err != nil {
-		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: namespace %s is not active", s.Netns))
-	} else if _, err := h.Stat(s.NetnsEnter); err != nil {
-		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: %s is not installed: run make install-network", s.NetnsEnter))
-	} else {
-		netnsActive = true
-		l.NetnsEnter = []string{s.NetnsEnter, s.Netns, "--"}
-		l.Notes = append(l.Notes, "network: in namespace "+s.Netns)
+	netnsActive, netns, err := l.network(h, s)
+	if err != nil {
+		return nil, err
 	}
 
 	// System directories, read-only.
@@ -216,7 +212,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
 	)
 	if netnsActive {
-		rc := filepath.Join("/etc/netns", s.Netns, "resolv.conf")
+		rc := filepath.Join("/etc/netns", netns, "resolv.conf")
 		if _, err := h.Stat(rc); err == nil {
 			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: rc, Dest: "/etc/resolv.conf"})
 		} else {
@@ -387,6 +383,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
+	case sandboxcfg.Network:
+		// Decided before the plan (network.go).
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

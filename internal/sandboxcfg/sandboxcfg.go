@@ -49,6 +49,7 @@ const (
 	Bwrap        = "bwrap"         // bwrap ARGS...: raw bwrap arguments
 	SeccompAllow = "seccomp-allow" // seccomp-allow SYSCALL...
 	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
+	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
 )
 
 // Condition names for `if`.
@@ -286,6 +287,11 @@ func check(name string, args []string, known func(string) bool) error {
 			if err := checkText(a); err != nil {
 				return fmt.Errorf("%s: %v", name, err)
 			}
+		}
+		return nil
+	case Network:
+		if len(args) != 1 || (args[0] != "host" && args[0] != "namespace") {
+			return fmt.Errorf("%s: want network host or network namespace", name)
 		}
 		return nil
 	case SeccompAllow, SeccompDeny:

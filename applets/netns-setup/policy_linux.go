@@ -86,10 +86,14 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 	} else if err := nft.Delete(table, -1); err != nil {
 		return nil, fmt.Errorf("firewall of %s: %w", name, err)
 	}
-	if fw.Policy == "" {
-		return undo, removePolicy(cfg, name)
-	}
+	// Without a policy line the namespace is open, and netns-dns forwards
+	// for it where its resolv.conf names the gateway (a loopback resolver
+	// on the host, such as systemd-resolved's stub).
 	p := policyFor(name, addr, fw, netcfg.Upstreams(hostResolv, fw.Resolvers))
+	if fw.Policy == "" {
+		p.Mode = nft.PolicyOpen
+		p.Upstream = netcfg.Upstreams(hostResolv, nil)
+	}
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)
 	}

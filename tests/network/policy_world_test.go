@@ -58,6 +58,11 @@ func (a *authServer) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 		"short.test.":   {"short.test. 1 IN A " + shortIP},
 		"evil.test.":    {"evil.test. 60 IN A " + evilIP},
 	}
+	var i, j int
+	if n, _ := fmt.Sscanf(name, "n%d-%d.bulk.test.", &i, &j); n == 2 {
+		// The benchmark's 10,000 names, each its own address.
+		zone[name] = []string{fmt.Sprintf("%s 3600 IN A 45.%d.%d.%d", name, i, j/256, j%256)}
+	}
 	r := new(dns.Msg)
 	r.SetReply(q)
 	r.Authoritative = true
@@ -104,6 +109,7 @@ type policyWorld struct {
 	logDir    string
 	presetDir string
 	udpSeen   chan string // what the UDP 443 and 853 listeners received
+	dnsPid    int         // netns-dns
 }
 
 // newPolicyWorld builds the world with firewall as netns-firewall.conf and
@@ -160,6 +166,7 @@ func newPolicyWorld(t *testing.T, firewall string, pinFloor time.Duration) *poli
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.dnsPid = cmd.Process.Pid // nsenter execs it: no fork for a network namespace
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
 			cmd.Process.Signal(syscall.SIGQUIT)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
@@ -94,6 +95,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 		p.Mode = nft.PolicyOpen
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
 	}
+	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)
 	}

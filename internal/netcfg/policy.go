@@ -25,6 +25,9 @@ type Policy struct {
 	// Table is the namespace's nftables table (allowlist mode).
 	Table   string         `json:"table,omitempty"`
 	Domains []PolicyDomain `json:"domains,omitempty"`
+	// Generation changes with every up, which makes the table anew and
+	// so empties its sets: netns-dns forgets what it pinned.
+	Generation int64 `json:"generation"`
 }
 
 // PolicyDomain is one allowed name pattern and the pin sets of its ports.

@@ -105,6 +105,14 @@ func TestAllowlist(t *testing.T) {
 	if got := dial(t, a, "tcp4", cnameIP+":80"); got != "ok" {
 		t.Fatalf("end of the CNAME chain:80: %s", got)
 	}
+
+	// up again (what a restart or a repair does) makes the table anew,
+	// without the pins: netns-dns must pin again on the next answer.
+	w.mustSetup("up", a)
+	w.mustResolve(a, "allowed.test")
+	if got := dial(t, a, "tcp4", allowedIP+":80"); got != "ok" {
+		t.Errorf("allowed.test:80 after up again: %s", got)
+	}
 	if t.Failed() {
 		t.Logf("ruleset:\n%s", testutil.InNetns(t, w.host, "nft", "list", "ruleset"))
 	}

@@ -3,6 +3,7 @@ package netnsdns
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -336,21 +337,76 @@ func dedupe(s []string) []string {
 	return slices.Compact(s)
 }
 
-// UDPExchanger queries over UDP, then TCP when the answer is truncated.
-type UDPExchanger struct{}
+// UDPExchanger queries over UDP, on connected sockets it keeps for the
+// next query (a socket per query costs more than the query on a near
+// upstream), then TCP when the answer is truncated. Each query gets a
+// fresh random ID; answers with another ID (late ones of a query that
+// timed out) are skipped. A socket serves at most maxReuse queries, so
+// that its source port changes often (with the ID, what an off-path
+// spoofer of answers must guess).
+type UDPExchanger struct {
+	pools sync.Map // netip.AddrPort -> *sync.Pool of *dns.Conn
+}
 
 // Exchange implements Exchanger.
-func (UDPExchanger) Exchange(ctx context.Context, m *dns.Msg, upstream netip.AddrPort) (*dns.Msg, error) {
-	ctx, cancel := context.WithTimeout(ctx, upstreamTimeout)
-	defer cancel()
-	c := &dns.Client{Net: "udp", UDPSize: 1232}
-	resp, _, err := c.ExchangeContext(ctx, m, upstream.String())
+func (x *UDPExchanger) Exchange(ctx context.Context, m *dns.Msg, upstream netip.AddrPort) (*dns.Msg, error) {
+	m = m.Copy()
+	m.Id = dns.Id()
+	deadline := time.Now().Add(upstreamTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	resp, err := x.udp(m, upstream, deadline)
 	if err == nil && resp.Truncated {
-		c.Net = "tcp"
+		c := &dns.Client{Net: "tcp"}
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
 		resp, _, err = c.ExchangeContext(ctx, m, upstream.String())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", upstream, err)
 	}
 	return resp, nil
+}
+
+func (x *UDPExchanger) udp(m *dns.Msg, upstream netip.AddrPort, deadline time.Time) (*dns.Msg, error) {
+	pv, _ := x.pools.LoadOrStore(upstream, &sync.Pool{})
+	pool := pv.(*sync.Pool)
+	c, _ := pool.Get().(*upstreamConn)
+	if c == nil {
+		conn, err := net.Dial("udp", upstream.String())
+		if err != nil {
+			return nil, err
+		}
+		c = &upstreamConn{Conn: &dns.Conn{Conn: conn, UDPSize: 1232}}
+	}
+	c.uses++
+	c.SetDeadline(deadline)
+	if err := c.WriteMsg(m); err != nil {
+		c.Close()
+		return nil, err
+	}
+	for {
+		r, err := c.ReadMsg()
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if r.Id == m.Id && len(r.Question) == 1 && strings.EqualFold(r.Question[0].Name, m.Question[0].Name) && r.Question[0].Qtype == m.Question[0].Qtype {
+			if c.uses < maxReuse {
+				pool.Put(c)
+			} else {
+				c.Close()
+			}
+			return r, nil
+		}
+	}
+}
+
+// maxReuse is how many queries one upstream socket sends.
+const maxReuse = 16
+
+type upstreamConn struct {
+	*dns.Conn
+	uses int
 }

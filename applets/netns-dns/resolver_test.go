@@ -217,7 +217,7 @@ func TestUDPExchanger(t *testing.T) {
 	})}
 	go srv.ActivateAndServe()
 	defer srv.Shutdown()
-	resp, err := UDPExchanger{}.Exchange(context.Background(), query("x.test.", dns.TypeA), netip.MustParseAddrPort(pc.LocalAddr().String()))
+	resp, err := (&UDPExchanger{}).Exchange(context.Background(), query("x.test.", dns.TypeA), netip.MustParseAddrPort(pc.LocalAddr().String()))
 	if err != nil || len(resp.Answer) != 1 {
 		t.Fatalf("Exchange = %v, %v", resp, err)
 	}

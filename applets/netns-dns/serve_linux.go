@@ -35,7 +35,7 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 		return fmt.Errorf("denial log: %w", err)
 	}
 	denials := &DenialLog{Dir: o.logDir}
-	r := &Resolver{Pinner: pinner, Upstream: UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
+	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
 	for _, err := range r.SetPolicies(readPolicies(o.policyDir)) {
 		logf("%v", err)
 	}

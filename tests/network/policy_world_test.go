@@ -37,6 +37,9 @@ const (
 type authServer struct {
 	mu    sync.Mutex
 	asked []string
+	// delay is how long it takes to answer (the benchmark's model of an
+	// upstream that is not next door).
+	delay time.Duration
 }
 
 func (a *authServer) names() string {
@@ -49,7 +52,9 @@ func (a *authServer) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	name := strings.ToLower(q.Question[0].Name)
 	a.mu.Lock()
 	a.asked = append(a.asked, name)
+	delay := a.delay
 	a.mu.Unlock()
+	time.Sleep(delay)
 	zone := map[string][]string{
 		"allowed.test.": {"allowed.test. 60 IN A " + allowedIP},
 		"a.wild.test.":  {"a.wild.test. 60 IN A " + wildIP},

@@ -78,7 +78,7 @@ func readDrops(ctx context.Context, l *DenialLog) error {
 					l.Dropped(ns, proto, dst, port)
 				}
 			}
-			b = b[align4(size):]
+			b = b[min(align4(size), len(b)):]
 		}
 	}
 	return nil

@@ -130,6 +130,14 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 	m.WriteFile(t, "/usr/local/etc/netns-firewall.conf", conf+"domain "+strings.TrimSuffix(dnsName, ".")+" tcp 8080\n", 0o644)
 	m.MustRun(t, "systemctl", "enable", "--now", "systemd-networkd.service")
 	m.MustRun(t, "systemctl", "enable", "--now", "netns@agents.service")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range [][]string{{"journalctl", "-q", "--no-pager", "-u", "netns-dns"}, {"sh", "-c", "ls -l /run/netns-policy"}, {"nft", "list", "ruleset"}} {
+				o, _ := m.Run(ctx, c...)
+				t.Logf("%v:\n%s%s", c, o.Stdout, o.Stderr)
+			}
+		}
+	})
 
 	t.Run("networkctl", func(t *testing.T) {
 		want := map[string]string{
@@ -192,6 +200,23 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 		if want := "fake agent: two words \n" + wantNet + "\n"; out.Stdout != want {
 			t.Errorf("claude (fake agent): stdout %q, want %q", out.Stdout, want)
+		}
+	})
+
+	t.Run("own namespace preferred", func(t *testing.T) {
+		own := fmt.Sprintf("agents-%d", uid)
+		list := m.MustRun(t, "cat", "/usr/local/etc/netns-enter")
+		m.WriteFile(t, "/usr/local/etc/netns-enter", list+own+"\n", 0o644)
+		defer m.WriteFile(t, "/usr/local/etc/netns-enter", list, 0o644)
+		m.MustRun(t, "systemctl", "start", "netns@"+own+".service")
+		defer m.MustRun(t, "systemctl", "stop", "netns@"+own+".service")
+		ownNet := "net:[" + strings.TrimSpace(m.MustRun(t, "stat", "-L", "-c", "%i", "/run/netns/"+own)) + "]"
+		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "readlink /proc/self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(out.Stdout); got != ownNet || ownNet == wantNet {
+			t.Errorf("claude --shell with %s up and whitelisted: namespace %q, want %s's %q (agents: %q)", own, got, own, ownNet, wantNet)
 		}
 	})
 

@@ -191,3 +191,25 @@ func FuzzParseNamespaceConfig(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParsePreset: a preset file fails with one FILE:LINE line or gives
+// domains that a config line could have given.
+func FuzzParsePreset(f *testing.F) {
+	f.Add("# c\napi.example.com\n*.example.org tcp 22\n")
+	f.Add("a.b udp 1-65535")
+	f.Fuzz(func(t *testing.T, in string) {
+		ds, err := ParsePreset("p", []byte(in))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "p:") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one FILE:LINE line", err)
+			}
+			return
+		}
+		for _, d := range ds {
+			again, err := parseDomain(append([]string{d.Pattern()}, strings.Fields(d.Ports[0].String())...))
+			if err != nil || again.Pattern() != d.Pattern() || len(d.Ports) == 0 {
+				t.Fatalf("domain %+v does not parse back: %v", d, err)
+			}
+		}
+	})
+}

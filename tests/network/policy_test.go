@@ -87,6 +87,13 @@ func TestAllowlist(t *testing.T) {
 	default:
 	}
 
+	// ICMP echo, even to an allowed and pinned address: rejected (ICMP
+	// administratively prohibited, which the kernel hands to the socket as
+	// EHOSTUNREACH).
+	if got := ping(t, a, allowedIP); got != "no route to host" {
+		t.Errorf("ping of an allowed address: %s, want no route to host", got)
+	}
+
 	// A wildcard allows names below it, not itself.
 	if got := w.mustResolve(a, "a.wild.test"); strings.Join(got, " ") != wildIP {
 		t.Fatalf("a.wild.test = %v", got)
@@ -164,6 +171,9 @@ func TestTwoPolicies(t *testing.T) {
 	}
 	if got := dial(t, o, "tcp4", evilIP+":80"); got != "ok" {
 		t.Fatalf("evil.test:80 from the open namespace: %s", got)
+	}
+	if got := ping(t, o, evilIP); got != "reply" {
+		t.Fatalf("ping from the open namespace: %s, want reply", got)
 	}
 	// Allowlist, at the same time.
 	if rcode, _ := w.resolve(a, "evil.test"); rcode != "REFUSED" {

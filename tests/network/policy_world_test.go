@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"golang.org/x/net/icmp"
+	"golang.org/x/net/ipv4"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -296,6 +298,57 @@ func errnoOf(err error) string {
 		return "no error"
 	}
 	return err.Error()
+}
+
+// ping sends one ICMP echo request from sandbox ns to addr (a raw socket:
+// the test runs as root) and returns "reply", "unreachable CODE" (an ICMP
+// destination unreachable read as a message), or the errno.
+func ping(t *testing.T, ns, addr string) string {
+	t.Helper()
+	out := ""
+	err := inNetns(ns, func() error {
+		c, err := net.Dial("ip4:icmp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		msg := icmp.Message{Type: ipv4.ICMPTypeEcho, Body: &icmp.Echo{ID: 0x5b5, Seq: 1, Data: []byte("policy")}}
+		b, err := msg.Marshal(nil)
+		if err != nil {
+			return err
+		}
+		if _, err := c.Write(b); err != nil {
+			out = errnoOf(err)
+			return nil
+		}
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		buf := make([]byte, 1500)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				out = errnoOf(err)
+				return nil
+			}
+			// A raw IPv4 socket reads the IP header too.
+			ihl := int(buf[0]&0x0f) * 4
+			m, err := icmp.ParseMessage(1, buf[ihl:n])
+			if err != nil {
+				continue
+			}
+			switch m.Type {
+			case ipv4.ICMPTypeEchoReply:
+				out = "reply"
+				return nil
+			case ipv4.ICMPTypeDestinationUnreachable:
+				out = fmt.Sprintf("unreachable %d", m.Code)
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // denials runs netns-setup denials NAME.

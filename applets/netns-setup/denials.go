@@ -26,6 +26,7 @@ func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, s
 		return err
 	}
 	var off int64
+	last, _ := os.Stat(path)
 	err := printLog(path, stdio.Out, &off)
 	if errors.Is(err, os.ErrNotExist) {
 		if !follow {
@@ -45,8 +46,9 @@ func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, s
 			return nil
 		case <-time.After(followPoll):
 		}
-		if st, err := os.Stat(path); err == nil && st.Size() < off {
-			off = 0 // rotated: the new file from its start
+		if st, err := os.Stat(path); err == nil && (last == nil || !os.SameFile(st, last) || st.Size() < off) {
+			off = 0 // rotated (or made): the new file from its start
+			last = st
 		}
 		if err := printLog(path, stdio.Out, &off); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -70,5 +72,56 @@ func TestDenialsUsage(t *testing.T) {
 		if cli.Code(err) != 2 || cli.Message(err) != "usage: netns-setup denials NAME [--follow]" {
 			t.Fatalf("run(%q) = exit %d %q", args, cli.Code(err), cli.Message(err))
 		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDenialsFollow: --follow prints lines as they are appended, and the
+// new file after a rotation from its start.
+func TestDenialsFollow(t *testing.T) {
+	dir := t.TempDir()
+	cfg := netcfg.Config{LogDir: dir, PolicyDir: dir}
+	log := filepath.Join(dir, "a.log")
+	os.WriteFile(log, []byte("first\n"), 0o644)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error)
+	go func() { done <- denials(ctx, cfg, "a", true, cli.Stdio{Out: &out}) }()
+	waitFor := func(want string) {
+		t.Helper()
+		for i := 0; !strings.Contains(out.String(), want); i++ {
+			if i > 100 {
+				t.Fatalf("denials --follow printed %q, want %q in it", out.String(), want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("first\n")
+	f, _ := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("second\n")
+	f.Close()
+	waitFor("first\nsecond\n")
+	os.Rename(log, log+".1")
+	os.WriteFile(log, []byte("third\n"), 0o644)
+	waitFor("first\nsecond\nthird\n")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,7 +1,7 @@
 # claude-sandbox: build, test and install the multicall binary.
 #
 # Knobs (make VAR=value): PREFIX, DESTDIR, SYSCONFDIR, CLAUDE_BINDIR,
-# CLAUDE_HOME_NAME, NETNS, VERSION.
+# CLAUDE_HOME_NAME, NETNS, VERSION, BWRAP, APPARMOR, APPARMOR_DIR.
 
 PREFIX     ?= /usr/local
 DESTDIR    ?=
@@ -27,12 +27,28 @@ GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 TESTFLAGS ?= -count=1 -timeout 40m
 
 BIN := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
+MANPAGES := claude.1 claude-update.1 claude-sandbox-init.5 netns-firewall.conf.5 \
+	netns-enter.8 netns-setup.8 claude-sandbox-doctor.8
+
+# The AppArmor profile (install/apparmor) for the bwrap the launcher runs.
+# It is installed where AppArmor 4 policy is (abi/4.0: the releases that
+# restrict user namespaces, Ubuntu 23.10 and later; APPARMOR=yes or no
+# overrides), and loaded when this is a real install on a kernel with
+# AppArmor. APPARMOR_DIR is not under
+# PREFIX: AppArmor reads /etc/apparmor.d only.
+BWRAP        ?= /usr/bin/bwrap
+APPARMOR_DIR ?= /etc/apparmor.d
+APPARMOR_PROFILE = $(DESTDIR)$(APPARMOR_DIR)/claude-sandbox-bwrap
+APPARMOR ?= $(shell [ -e '$(APPARMOR_DIR)/abi/4.0' ] && echo yes)
+APPARMOR_HAS_USERNS = [ '$(APPARMOR)' = yes ]
+APPARMOR_LIVE = [ -z '$(DESTDIR)' ] && [ -d /sys/kernel/security/apparmor ] && command -v apparmor_parser >/dev/null
 
 # Fragments in mk/ append to these.
 E2E   :=
 BENCH :=
 
-.PHONY: all build test vet check e2e bench install uninstall clean agent
+.PHONY: all build test vet check e2e bench install uninstall clean agent generate
 all: build
 
 build: build/claude-sandbox build/netns-enter
@@ -56,14 +72,31 @@ build/netns-enter: $(GOSRC) build/ldflags
 FORCE:
 
 # Linux-only code is so by file name, with stubs elsewhere: vet for another
-# OS keeps it that way.
-vet:
-	$(GO) vet ./...
-	$(GO) vet -tags netnsenter_only ./...
-	GOOS=darwin $(GO) vet ./...
+# OS keeps it that way. staticcheck is pinned and fetched by the Go toolchain
+# into build/ (the module proxy, once); every build tag is checked.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK = build/staticcheck-$(STATICCHECK_VERSION)
+VET_TAGS = '' netnsenter_only e2e
+
+$(STATICCHECK):
+	@mkdir -p build
+	GOBIN=$(CURDIR)/build/.staticcheck $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv build/.staticcheck/staticcheck $@ && rmdir build/.staticcheck
+
+vet: $(STATICCHECK)
+	for tags in $(VET_TAGS); do \
+		$(GO) vet -tags "$$tags" ./... && \
+		GOOS=darwin $(GO) vet -tags "$$tags" ./... && \
+		$(STATICCHECK) -tags "$$tags" ./... && \
+		GOOS=darwin $(STATICCHECK) -tags "$$tags" ./... || exit 1; \
+	done
 
 test:
 	$(GO) test $(TESTFLAGS) ./...
+
+# The generated files: the syscall tables and the precompiled default filter.
+generate:
+	$(GO) generate ./...
 
 # The test command of the README: unit, integration and end-to-end tests.
 check: vet test e2e
@@ -80,12 +113,24 @@ install: build
 	install -D -m 0644 install/claude-sandbox-init $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
 	@if [ -z "$(DESTDIR)" ] && command -v sysctl >/dev/null; then \
 		sysctl -q -e -p $(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf || true; fi
+	@if $(APPARMOR_HAS_USERNS); then \
+		install -d -m 0755 '$(dir $(APPARMOR_PROFILE))' && \
+		sed 's|@BWRAP@|$(BWRAP)|g' install/apparmor/claude-sandbox-bwrap >'$(APPARMOR_PROFILE).tmp' && \
+		chmod 0644 '$(APPARMOR_PROFILE).tmp' && mv -f '$(APPARMOR_PROFILE).tmp' '$(APPARMOR_PROFILE)' && \
+		echo "installed AppArmor profile $(APPARMOR_PROFILE) for $(BWRAP)" && \
+		if $(APPARMOR_LIVE); then apparmor_parser -r '$(APPARMOR_PROFILE)'; fi; fi
+	install -d -m 0755 $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8
+	for p in $(MANPAGES); do install -m 0644 man/$$p $(MANDIR)/man$${p##*.}/$$p || exit 1; done
 
 uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
 	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox 2>/dev/null
+	@if [ -f '$(APPARMOR_PROFILE)' ]; then \
+		if $(APPARMOR_LIVE); then apparmor_parser -R '$(APPARMOR_PROFILE)' || true; fi; \
+		rm -f '$(APPARMOR_PROFILE)' && echo "removed AppArmor profile $(APPARMOR_PROFILE)"; fi
+	for p in $(MANPAGES); do rm -f $(MANDIR)/man$${p##*.}/$$p; done
 
 clean:
 	rm -rf build

@@ -12,7 +12,7 @@ E2E   += e2e-agent
 BENCH += bench-launcher
 
 test-launcher:
-	$(GO) test $(TESTFLAGS) ./applets/claude/ ./internal/bwrap/ ./internal/sandbox/ ./internal/sandboxcfg/
+	$(GO) test $(TESTFLAGS) ./applets/claude/ ./internal/bwrap/ ./internal/sandbox/ ./internal/sandboxcfg/ ./internal/hostpath/
 
 e2e-agent:
 	agent="$$(scripts/fetch-agent)" && \

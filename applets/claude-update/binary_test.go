@@ -45,7 +45,7 @@ func runBinary(t *testing.T, env []string, args ...string) (int, string, string)
 }
 
 func TestBinaryExitCodes(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "bin")
+	dir := filepath.Join(testutil.RootOwnedDir(t), "bin")
 	env := []string{"CLAUDE_SBX_BINDIR=" + dir}
 	tests := []struct {
 		name      string
@@ -143,12 +143,12 @@ func TestBinaryThroughProxy(t *testing.T) {
 	f.release("2.1.100")
 	f.channel("latest", "2.1.100\n")
 	caFile, proxyURL, hosts := officialLookalike(t, f)
-	dir := filepath.Join(t.TempDir(), "bin")
+	dir := filepath.Join(testutil.RootOwnedDir(t), "bin")
 	env := []string{"CLAUDE_SBX_BINDIR=" + dir, "HTTPS_PROXY=" + proxyURL, "SSL_CERT_FILE=" + caFile}
 
 	code, out, errOut := runBinary(t, env, "--check")
-	if want := "claude-update: latest is 2.1.100; nothing is installed in " + dir + "\n"; code != 1 || errOut != want {
-		t.Errorf("--check = %d, %q, %q; want 1, %q", code, out, errOut, want)
+	if want := "latest is 2.1.100; nothing is installed in " + dir + "\n"; code != 100 || out != want || errOut != "" {
+		t.Errorf("--check = %d, %q, %q; want 100, %q", code, out, errOut, want)
 	}
 	if h := hosts(); len(h) == 0 || h[0] != "downloads.claude.ai:443" {
 		t.Errorf("proxy saw %q, want downloads.claude.ai:443", h)

@@ -11,10 +11,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"os/user"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
@@ -43,6 +47,8 @@ type env struct {
 	backoff     time.Duration
 	idle        time.Duration
 	terminal    func(io.Writer) bool
+	euid        func() int
+	free        func() (int64, error) // tests: the bin dir's free space
 }
 
 func defaultEnv() env {
@@ -56,6 +62,7 @@ func defaultEnv() env {
 		npmHome:     npmHome,
 		npm:         true,
 		terminal:    isTerminal,
+		euid:        os.Geteuid,
 	}
 }
 
@@ -74,7 +81,45 @@ func npmHome() string {
 }
 
 func run(ctx context.Context, args []string, stdio cli.Stdio) error {
-	return runEnv(ctx, args, stdio, defaultEnv())
+	ctx, stop := withSignals(ctx)
+	defer stop()
+	err := runEnv(ctx, args, stdio, defaultEnv())
+	return interrupted(ctx, err)
+}
+
+// errInterrupted is the cancellation cause set by withSignals.
+type errInterrupted struct{ sig syscall.Signal }
+
+func (e errInterrupted) Error() string { return "interrupted by " + unix.SignalName(e.sig) }
+
+// withSignals cancels ctx on SIGINT or SIGTERM, so that the run unwinds
+// and removes its temporary files instead of dying with them.
+func withSignals(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(errInterrupted{s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interrupted turns the failure of an interrupted run into 128+signal.
+func interrupted(ctx context.Context, err error) error {
+	var ie errInterrupted
+	if err == nil || !errors.As(context.Cause(ctx), &ie) {
+		return err
+	}
+	return &cli.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%v; temporary files removed, nothing changed", ie)}
 }
 
 func runEnv(ctx context.Context, args []string, stdio cli.Stdio, e env) error {
@@ -92,24 +137,47 @@ func runEnv(ctx context.Context, args []string, stdio cli.Stdio, e env) error {
 	if !filepath.IsAbs(dirPath) {
 		return cli.Usagef("CLAUDE_SBX_BINDIR=%s is not an absolute path", dirPath)
 	}
+	d := bindir.New(filepath.Clean(dirPath))
+	d.Trusted = e.euid() == 0
 	u := &updater{
 		f:   f,
 		e:   e,
-		dir: bindir.New(filepath.Clean(dirPath)),
+		dir: d,
 		out: stdio.Out,
 		err: stdio.Err,
+	}
+	// Refuse an unsafe bin dir before anything else, whatever the network
+	// or npm configuration would say; --list and --check only read.
+	if d.Trusted && !f.List && !f.Check {
+		if err := bindir.CheckTrusted(d.Path); err != nil {
+			return err
+		}
 	}
 	switch {
 	case f.List:
 		return u.list()
-	case f.Rollback:
+	case f.Hold, f.Unhold:
+		return u.hold()
+	}
+	deadline := fmt.Errorf("claude-update did not finish within %v (a stalled or endless download?); nothing changed: try again, or raise --timeout", f.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, f.Timeout, deadline)
+	defer cancel()
+	err = u.modes(ctx)
+	if err != nil && context.Cause(ctx) == deadline {
+		return deadline
+	}
+	return err
+}
+
+func (u *updater) modes(ctx context.Context) error {
+	if u.f.Rollback {
 		return u.rollback(ctx)
 	}
 	src, err := u.source(ctx)
 	if err != nil {
 		return err
 	}
-	if f.Check {
+	if u.f.Check {
 		return u.check(ctx, src)
 	}
 	return u.update(ctx, src)
@@ -133,37 +201,23 @@ func (u *updater) warnf(format string, args ...any) {
 }
 
 func (u *updater) source(ctx context.Context) (source, error) {
-	dl, err := download.New(download.Options{
+	platform, err := u.e.platform()
+	if err != nil {
+		return nil, err
+	}
+	opts := download.Options{
 		Getenv:  u.e.getenv,
 		Retries: u.e.retries,
 		Backoff: u.e.backoff,
 		Idle:    u.e.idle,
 		Logf:    u.warnf,
-	})
-	if err != nil {
-		return nil, err
-	}
-	platform, err := u.e.platform()
-	if err != nil {
-		return nil, err
 	}
 	if u.f.Source == "npm" {
-		var reg, from string
-		if u.f.Registry != "" {
-			reg, err = npmreg.CheckURL(u.f.Registry)
-			from = "--registry"
-		} else {
-			home := u.e.npmHome()
-			c := npmreg.Config{Getenv: u.e.getenv, Home: home}
-			if u.e.npm {
-				c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
-			}
-			reg, from, err = npmreg.Registry(ctx, c)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return &npmSource{u: u, dl: dl, registry: reg, from: from, pkg: npmreg.Package(platform)}, nil
+		return u.npmSource(ctx, opts, platform)
+	}
+	dl, err := download.New(opts)
+	if err != nil {
+		return nil, err
 	}
 	return &releaseSource{
 		u:           u,
@@ -176,6 +230,7 @@ func (u *updater) source(ctx context.Context) (source, error) {
 }
 
 func (u *updater) list() error {
+	u.dir.Tidy()
 	vs, err := u.dir.Installed()
 	if err != nil {
 		return err
@@ -188,9 +243,12 @@ func (u *updater) list() error {
 	if err != nil {
 		return err
 	}
+	st, err := u.dir.State()
+	if err != nil {
+		return err
+	}
 	if len(vs) == 0 {
 		u.printf("no versions installed in %s", u.dir.Path)
-		return nil
 	}
 	for _, v := range vs {
 		switch v {
@@ -202,10 +260,71 @@ func (u *updater) list() error {
 			u.printf("  %s", v)
 		}
 	}
+	if h, ok := st.HoldVersion(); ok {
+		u.printf("held at %s: channel runs skip; claude-update --unhold releases it", h)
+	}
 	return nil
 }
 
+// hold sets or releases the hold.
+func (u *updater) hold() error {
+	if err := u.dir.Lock(); err != nil {
+		return err
+	}
+	defer u.dir.Unlock()
+	st, err := u.dir.State()
+	if err != nil {
+		return err
+	}
+	if u.f.Unhold {
+		h, ok := st.HoldVersion()
+		if !ok {
+			u.printf("nothing is held")
+			return nil
+		}
+		st.Hold = ""
+		if err := u.dir.SaveState(st); err != nil {
+			return err
+		}
+		u.printf("released the hold on %s; channel runs update again", h)
+		return nil
+	}
+	var v release.Version
+	if u.f.Target != "" {
+		if v, err = release.ParseVersion(u.f.Target); err != nil {
+			return err
+		}
+	} else {
+		cur, ok, err := u.dir.Current()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("nothing is installed in %s to hold: name a version (claude-update --hold 2.1.197)", u.dir.Path)
+		}
+		v = cur
+	}
+	st.Hold = v.String()
+	if err := u.dir.SaveState(st); err != nil {
+		return err
+	}
+	note := ""
+	if !u.dir.Has(v) {
+		note = fmt.Sprintf(" (not installed: claude-update %s installs it)", v)
+	}
+	u.printf("held at %s%s: channel runs report and skip until claude-update --unhold", v, note)
+	return nil
+}
+
+// checkExit is --check's "an update is available" (as dnf check-update).
+const checkExit = 100
+
 func (u *updater) check(ctx context.Context, src source) error {
+	u.dir.Tidy()
+	st, err := u.dir.State()
+	if err != nil {
+		return err
+	}
 	v, err := src.version(ctx, u.f.Target)
 	if err != nil {
 		return err
@@ -214,16 +333,29 @@ func (u *updater) check(ctx context.Context, src source) error {
 	if err != nil {
 		return err
 	}
+	channel := release.IsChannel(u.f.Target)
+	h, held := st.HoldVersion()
 	switch {
+	case channel && held:
+		u.printf("held at %s (%s is %s); claude-update --unhold to follow %s", h, u.f.Target, v, u.f.Target)
+		return nil
 	case !ok:
-		return fmt.Errorf("%s is %s; nothing is installed in %s", u.f.Target, v, u.dir.Path)
+		u.printf("%s is %s; nothing is installed in %s", u.f.Target, v, u.dir.Path)
+		return cli.Exit(checkExit)
 	case cur == v:
 		u.printf("%s is current (%s)", v, u.f.Target)
 		return nil
-	case cur.Compare(v) > 0:
-		return fmt.Errorf("%s is %s, older than the current %s (upstream rolled back)", u.f.Target, v, cur)
 	}
-	return fmt.Errorf("%s is %s, newer than the current %s", u.f.Target, v, cur)
+	if top := u.highest(st); channel && !u.f.AllowDowngrade && !top.IsZero() && v.Compare(top) < 0 {
+		u.printf("%s is %s, lower than %s installed here before: not an update (claude-update refuses it without --allow-downgrade)", u.f.Target, v, top)
+		return nil
+	}
+	if cur.Compare(v) > 0 {
+		u.printf("%s is %s, older than the current %s", u.f.Target, v, cur)
+	} else {
+		u.printf("%s is %s, newer than the current %s", u.f.Target, v, cur)
+	}
+	return cli.Exit(checkExit)
 }
 
 func (u *updater) lock() error {
@@ -238,6 +370,10 @@ func (u *updater) rollback(ctx context.Context) error {
 		return err
 	}
 	defer u.dir.Unlock()
+	st, err := u.dir.State()
+	if err != nil {
+		return err
+	}
 	cur, ok, err := u.dir.Current()
 	if err != nil {
 		return err
@@ -252,10 +388,22 @@ func (u *updater) rollback(ctx context.Context) error {
 	if !ok || prev == cur {
 		return fmt.Errorf("no previous version to roll back to (current: %s)", cur)
 	}
-	if err := bindir.Smoke(ctx, u.dir.Binary(prev), prev); err != nil {
+	rec, ok := st.Record(prev)
+	if !ok {
+		return fmt.Errorf("%s has no record of being verified: install it again with claude-update %s", u.dir.Binary(prev), prev)
+	}
+	bin, err := u.dir.Verify(prev, rec)
+	if errors.Is(err, bindir.ErrMismatch) {
+		return fmt.Errorf("%v: install it again with claude-update %s", err, prev)
+	}
+	if err != nil {
 		return err
 	}
-	if err := u.dir.Switch(prev); err != nil {
+	defer bin.Close()
+	if err := u.dir.Smoke(ctx, bin, prev); err != nil {
+		return err
+	}
+	if err := u.dir.Switch(prev, bin); err != nil {
 		return err
 	}
 	u.printf("rolled back to %s (was %s)", prev, cur)
@@ -267,6 +415,10 @@ func (u *updater) update(ctx context.Context, src source) error {
 		return err
 	}
 	defer u.dir.Unlock()
+	st, err := u.dir.State()
+	if err != nil {
+		return err
+	}
 	v, err := src.version(ctx, u.f.Target)
 	if err != nil {
 		return err
@@ -275,44 +427,61 @@ func (u *updater) update(ctx context.Context, src source) error {
 	if err != nil {
 		return err
 	}
-	if haveCur && release.IsChannel(u.f.Target) && v.Compare(cur) < 0 {
-		u.printf("upstream rolled back %s to %s (current: %s); following it", u.f.Target, v, cur)
+	channel := release.IsChannel(u.f.Target)
+	if h, ok := st.HoldVersion(); channel && ok {
+		u.printf("held at %s (%s is %s); not updating: claude-update --unhold to follow %s again", h, u.f.Target, v, u.f.Target)
+		return nil
+	}
+	top := u.highest(st)
+	downgrade := channel && !top.IsZero() && v.Compare(top) < 0 && !(haveCur && cur == v)
+	if downgrade && !u.f.AllowDowngrade {
+		return fmt.Errorf("%s points to %s, lower than %s installed here before: refusing to downgrade (a rolled-back or replayed channel?); install %s by name or pass --allow-downgrade to follow it", u.f.Target, v, top, v)
 	}
 	art, err := src.artifact(ctx, v)
 	if err != nil {
 		return err
 	}
-	present := false
+	current := haveCur && cur == v
+	if channel && !current && !u.f.AllowDowngrade && art.buildDate != "" && st.BuildDate != "" && olderDate(art.buildDate, st.BuildDate) {
+		return fmt.Errorf("%s points to %s, whose signed manifest was built %s, before %s of a version installed here: refusing to downgrade; install %s by name or pass --allow-downgrade to follow it", u.f.Target, v, art.buildDate, st.BuildDate, v)
+	}
+	if downgrade {
+		u.printf("%s points to %s, lower than %s installed here before; following it (--allow-downgrade)", u.f.Target, v, top)
+	}
+	var bin *os.File
 	if u.dir.Has(v) && !u.f.Force {
-		present = true
-		if art.matches != nil {
-			ok, err := art.matches(u.dir.Binary(v))
-			if err != nil {
-				return err
-			}
-			if !ok {
-				u.printf("%s does not match the manifest; downloading it again", u.dir.Binary(v))
-				present = false
-			}
+		if bin, err = u.present(v, st, art); err != nil {
+			return err
 		}
 	}
-	if present && haveCur && cur == v {
-		u.printf("%s is already installed and current", v)
-		return nil
-	}
-	if present {
-		if err := bindir.Smoke(ctx, u.dir.Binary(v), v); err != nil {
+	if bin != nil {
+		defer bin.Close()
+		if haveCur && cur == v {
+			if err := u.record(st, v, art); err != nil {
+				return err
+			}
+			u.printf("%s is already installed and current", v)
+			return nil
+		}
+		if err := u.dir.Smoke(ctx, bin, v); err != nil {
 			return err
 		}
 	} else {
 		space := func(need int64) error { return u.space(need) }
 		fill := func(w io.Writer) error { return art.fetch(ctx, w, space) }
-		check := func(ctx context.Context, path string) error { return bindir.Smoke(ctx, path, v) }
-		if err := u.dir.Install(ctx, v, fill, check); err != nil {
+		check := func(ctx context.Context, f *os.File) error { return u.dir.Smoke(ctx, f, v) }
+		f, sum, size, err := u.dir.Install(ctx, v, fill, check)
+		if err != nil {
 			return err
 		}
+		bin = f
+		defer bin.Close()
+		st.Versions[v.String()] = bindir.Record{SHA256: sum, Size: size, Source: art.source}
 	}
-	if err := u.dir.Switch(v); err != nil {
+	if err := u.record(st, v, art); err != nil {
+		return err
+	}
+	if err := u.dir.Switch(v, bin); err != nil {
 		return err
 	}
 	switch {
@@ -323,7 +492,13 @@ func (u *updater) update(ctx context.Context, src source) error {
 	default:
 		u.printf("installed %s (previous: %s)", v, cur)
 	}
+	if h, ok := st.HoldVersion(); ok && h != v {
+		u.printf("note: held at %s; channel runs skip until claude-update --unhold", h)
+	}
 	pruned, err := u.dir.Prune(u.f.Keep)
+	if err == nil {
+		err = u.dir.SaveState(st)
+	}
 	if err != nil {
 		return fmt.Errorf("installed %s, but pruning failed: %w", v, err)
 	}
@@ -333,9 +508,73 @@ func (u *updater) update(ctx context.Context, src source) error {
 	return nil
 }
 
+// highest is the highest version installed here: as recorded, or, before
+// there is a record (installs by older claude-updates), the highest file
+// present, which only whoever may write the bin dir can have put there.
+func (u *updater) highest(st *bindir.State) release.Version {
+	if top := st.HighestVersion(); !top.IsZero() {
+		return top
+	}
+	if vs, err := u.dir.Installed(); err == nil && len(vs) > 0 {
+		return vs[0]
+	}
+	return release.Version{}
+}
+
+// present returns claude.<v>, open, if it is verified: it matches its
+// record, or (without one) the signed manifest's SHA-256. Otherwise it says
+// why and returns nil, and the version is downloaded again.
+func (u *updater) present(v release.Version, st *bindir.State, art *artifact) (*os.File, error) {
+	if rec, ok := st.Record(v); ok {
+		f, err := u.dir.Verify(v, rec)
+		if errors.Is(err, bindir.ErrMismatch) {
+			u.printf("%v; downloading it again", err)
+			return nil, nil
+		}
+		return f, err
+	}
+	if art.sha256 == "" {
+		u.printf("%s has no record of being verified; downloading it again", u.dir.Binary(v))
+		return nil, nil
+	}
+	f, sum, size, err := u.dir.OpenHashed(v)
+	if err != nil {
+		return nil, err
+	}
+	if sum != art.sha256 || size != art.size {
+		f.Close()
+		u.printf("%s does not match the manifest; downloading it again", u.dir.Binary(v))
+		return nil, nil
+	}
+	st.Versions[v.String()] = bindir.Record{SHA256: sum, Size: size, Source: art.source}
+	return f, nil
+}
+
+// record notes v as installed and verified (its record is in st already),
+// raises the highest version and the signed build date, and saves the
+// state.
+func (u *updater) record(st *bindir.State, v release.Version, art *artifact) error {
+	st.Raise(v)
+	if art.buildDate != "" && (st.BuildDate == "" || olderDate(st.BuildDate, art.buildDate)) {
+		st.BuildDate = art.buildDate
+	}
+	return u.dir.SaveState(st)
+}
+
+// olderDate reports whether RFC 3339 date a is before b; dates that do not
+// parse compare as not older.
+func olderDate(a, b string) bool {
+	ta, err1 := time.Parse(time.RFC3339, a)
+	tb, err2 := time.Parse(time.RFC3339, b)
+	return err1 == nil && err2 == nil && ta.Before(tb)
+}
+
 // space checks that need bytes plus a margin (a tenth, and 1 MiB) are free.
 func (u *updater) space(need int64) error {
 	free, err := u.dir.Free()
+	if u.e.free != nil {
+		free, err = u.e.free()
+	}
 	if err != nil {
 		return err
 	}
@@ -347,3 +586,27 @@ func (u *updater) space(need int64) error {
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
+	home := u.e.npmHome()
+	c := npmreg.Config{Getenv: u.e.getenv, Home: home}
+	if u.e.npm && u.f.Registry == "" {
+		c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
+	}
+	set, err := npmreg.Load(ctx, c, u.f.Registry)
+	if err != nil {
+		return nil, err
+	}
+	opts.RootCAs = set.RootCAs
+	opts.Insecure = set.Insecure
+	opts.Proxy = set.ProxyFunc()
+	opts.Authorization = set.Authorization
+	if set.Insecure {
+		u.warnf("strict-ssl=false from %s: the registry's certificate is not checked, so neither is the integrity hash it serves", set.InsecureFrom)
+	}
+	dl, err := download.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &npmSource{u: u, dl: dl, registry: set.Registry, from: set.From, pkg: npmreg.Package(platform), pks: map[string]*npmreg.Packument{}}, nil
+}

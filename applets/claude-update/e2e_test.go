@@ -46,8 +46,15 @@ func (c *tarballCache) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.tarball(w, r)
 		return
 	}
-	// Packument: pass through, rewriting dist.tarball.
-	resp, err := http.Get(c.upstream + strings.TrimPrefix(r.RequestURI, "/"))
+	// Packument: pass through (abbreviated if asked so), rewriting
+	// dist.tarball.
+	req, err := http.NewRequest(http.MethodGet, c.upstream+strings.TrimPrefix(r.RequestURI, "/"), nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req.Header.Set("Accept", r.Header.Get("Accept"))
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -180,8 +187,11 @@ func TestE2ENpm(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cache.srv.Certificate().Raw}), 0o644)
 
-	dir := filepath.Join(t.TempDir(), "bin")
-	env := []string{"CLAUDE_SBX_BINDIR=" + dir, "SSL_CERT_FILE=" + ca}
+	// As root, the bin dir must be one only root can change.
+	dir := filepath.Join(testutil.RootOwnedDir(t), "bin")
+	// The proxy's CA, as npm would take it (it wins over the host's
+	// npmrc, which may name a cafile of its own).
+	env := []string{"CLAUDE_SBX_BINDIR=" + dir, "npm_config_cafile=" + ca}
 	t.Logf("registry %s, platform %s, cache %s", upstream, platform, cache.dir)
 	code, stdout, stderr := runBinary(t, env, "--source", "npm", "--registry", cache.srv.URL+"/")
 	t.Logf("claude-update --source npm:\n%s%s", stdout, stderr)

@@ -56,6 +56,10 @@ type fixture struct {
 	rawPaths  []string
 	binHits   map[string]int
 	baseOverr string
+	root      bool     // run as if as root (the bin dir trust check applies)
+	token     string   // if set, /npm/ answers 401 without "Bearer <token>"
+	auths     []string // "PATH AUTHORIZATION" of every request
+	free      int64    // if > 0, the free space claude-update sees
 }
 
 var (
@@ -105,6 +109,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.env["SSL_CERT_FILE"] = f.certFile
 	f.env["CLAUDE_SBX_BINDIR"] = f.dir
+	// The host's npm configuration is not the test's.
+	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "no-global-npmrc")
 	return f
 }
 
@@ -114,12 +120,18 @@ func (f *fixture) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, strings.TrimSpace(r.URL.Path+" "+r.Header.Get("Range")))
 	f.rawPaths = append(f.rawPaths, r.RequestURI)
+	f.auths = append(f.auths, strings.TrimSpace(r.URL.Path+" "+r.Header.Get("Authorization")))
+	token := f.token
 	if strings.HasSuffix(r.URL.Path, "/claude") || strings.HasSuffix(r.URL.Path, ".tgz") {
 		f.binHits[r.URL.Path]++
 	}
 	h := f.handlers[r.URL.Path]
 	data, ok := f.files[r.URL.Path]
 	f.mu.Unlock()
+	if token != "" && strings.HasPrefix(r.URL.Path, "/npm/") && r.Header.Get("Authorization") != "Bearer "+token {
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+		return
+	}
 	if h != nil {
 		h(w, r)
 		return
@@ -194,6 +206,7 @@ type rel struct {
 	sizeDelta int64             // added to the size in the manifest
 	manifest  []byte            // if set, served instead of the generated one
 	signer    *openpgp.Entity   // nil: unsigned
+	buildDate string            // default 2025-01-01T00:00:00Z
 	tamper    bool              // change the manifest after signing
 }
 
@@ -218,6 +231,9 @@ func (f *fixture) manifestJSON(r *rel) []byte {
 		BuildDate string           `json:"buildDate"`
 		Platforms map[string]build `json:"platforms"`
 	}{Version: r.version, BuildDate: "2025-01-01T00:00:00Z", Platforms: map[string]build{}}
+	if r.buildDate != "" {
+		m.BuildDate = r.buildDate
+	}
 	for p, b := range r.builds {
 		sum := sha256.Sum256(b)
 		size := int64(len(b))
@@ -283,6 +299,18 @@ func (f *fixture) testEnv() env {
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,
 		terminal:    func(io.Writer) bool { return false },
+		free: func() (int64, error) {
+			if f.free > 0 {
+				return f.free, nil
+			}
+			return bindir.New(f.dir).Free()
+		},
+		euid: func() int {
+			if f.root {
+				return 0
+			}
+			return 1000
+		},
 	}
 }
 
@@ -297,9 +325,23 @@ func (f *fixture) run(args ...string) (string, string) {
 	return out, cli.Message(err)
 }
 
+// runCode runs claude-update and returns stdout, the exit code and the
+// line the dispatcher would print.
+func (f *fixture) runCode(args ...string) (string, int, string) {
+	f.t.Helper()
+	out, err := f.runErr(args...)
+	return out, cli.Code(err), cli.Message(err)
+}
+
 func (f *fixture) runErr(args ...string) (string, error) {
-	var out, stderr bytes.Buffer
-	err := runEnv(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: &stderr}, f.testEnv())
+	var stderr bytes.Buffer
+	return f.runErrTo(&stderr, args...)
+}
+
+// runErrTo is runErr with stderr (warnings) going to w.
+func (f *fixture) runErrTo(w io.Writer, args ...string) (string, error) {
+	var out bytes.Buffer
+	err := runEnv(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: w}, f.testEnv())
 	return out.String(), err
 }
 
@@ -451,8 +493,96 @@ func (f *fixture) npmPublish(tags map[string]string, versions ...npmVersion) {
 	}
 	data, _ := json.Marshal(doc)
 	f.set("/npm/"+name, data)
+	deps := map[string]string{}
+	for _, v := range versions {
+		deps[v.version] = v.version
+	}
+	f.npmMain(tags, deps)
+}
+
+// npmMain publishes @anthropic-ai/claude-code with dist-tags tags; deps maps
+// each of its versions to the platform package version it depends on.
+func (f *fixture) npmMain(tags map[string]string, deps map[string]string) {
+	name := "@anthropic-ai/claude-code"
+	versions := map[string]any{}
+	for v, pv := range deps {
+		versions[v] = map[string]any{
+			"name":    name,
+			"version": v,
+			"dist":    map[string]string{"integrity": sri([]byte(v)), "tarball": f.srv.URL + "/npm/" + name + "/-/claude-code-" + v + ".tgz"},
+			"optionalDependencies": map[string]string{
+				"@anthropic-ai/claude-code-" + f.platform: pv,
+				"@anthropic-ai/claude-code-darwin-arm64":  pv,
+			},
+		}
+	}
+	data, _ := json.Marshal(map[string]any{"name": name, "dist-tags": tags, "versions": versions})
+	f.set("/npm/"+name, data)
 }
 
 func (f *fixture) tarballPath(v string) string {
 	return "/npm/@anthropic-ai/claude-code-" + f.platform + "/-/claude-code-" + f.platform + "-" + v + ".tgz"
+}
+
+// serveTar serves, as it is read, a gzipped tarball with one entry name of
+// size bytes of zeros, written until done or the client goes away.
+func serveTar(name string, size int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		zw := gzip.NewWriter(w)
+		tw := tar.NewWriter(zw)
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: size, Typeflag: tar.TypeReg}); err != nil {
+			panic(err)
+		}
+		zero := make([]byte, 1<<20)
+		for left := size; left > 0; left -= int64(len(zero)) {
+			if left < int64(len(zero)) {
+				zero = zero[:left]
+			}
+			if _, err := tw.Write(zero); err != nil || r.Context().Err() != nil {
+				return
+			}
+		}
+		tw.Close()
+		zw.Close()
+	}
+}
+
+// drip sends a body of 1 MB one byte at a time, every 50ms: never idle for
+// long, never done.
+func drip(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Length", "1000000")
+	w.WriteHeader(http.StatusOK)
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-t.C:
+			w.Write([]byte{0})
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// npmBomb publishes version v of the platform package with the given
+// dist.unpackedSize (0: none), its tarball served by h, and lots of free
+// space (so that only the tarball limits can stop it).
+func (f *fixture) npmBomb(v string, unpacked int64, h http.HandlerFunc) {
+	name := "@anthropic-ai/claude-code-" + f.platform
+	path := f.tarballPath(v)
+	dist := map[string]any{"integrity": sri([]byte("x")), "tarball": f.srv.URL + path}
+	if unpacked > 0 {
+		dist["unpackedSize"] = unpacked
+	}
+	doc := map[string]any{
+		"name":      name,
+		"dist-tags": map[string]string{"latest": v},
+		"versions":  map[string]any{v: map[string]any{"name": name, "version": v, "dist": dist}},
+	}
+	data, _ := json.Marshal(doc)
+	f.set("/npm/"+name, data)
+	f.npmMain(map[string]string{"latest": v}, map[string]string{v: v})
+	f.handle(path, h)
+	f.free = 1 << 40
 }

@@ -3,6 +3,9 @@ package claudeupdate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 )
@@ -13,3 +16,7 @@ func hashHex(b []byte) string {
 }
 
 func cliCode(err error) int { return cli.Code(err) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func snapshotDiff(a, b map[string]string) string { return cmp.Diff(a, b) }

@@ -59,25 +59,40 @@ func TestDiskFull(t *testing.T) {
 		}
 		os.RemoveAll(f.dir)
 	})
-	t.Run("full while writing", func(t *testing.T) {
-		f := newFixture(t)
-		f.dir = filepath.Join(mnt, "b")
-		f.env["CLAUDE_SBX_BINDIR"] = f.dir
-		f.npmPublish(map[string]string{"latest": "2.1.100"},
-			npmVersion{version: "2.1.95", tarball: f.npmTarball("2.1.95", fakeAgent("2.1.95", agentSize))},
-			// Compresses to a few kB: the space estimate passes, the write fails.
-			npmVersion{version: "2.1.100", tarball: f.npmTarball("2.1.100", fakeAgent("2.1.100", 4<<20))})
-		f.mustRun("--source", "npm", "--registry", f.registry, "2.1.95")
-		before := f.snapshot()
-		_, msg := f.run("--source", "npm", "--registry", f.registry)
-		if want := f.dir + " is full: no space left on device"; msg != want {
-			t.Errorf("got %q, want %q", msg, want)
+	for _, known := range []bool{true, false} {
+		name := "npm: tar header says too big"
+		if !known {
+			name = "npm: full while writing"
 		}
-		f.assertUnchanged(before)
-		if f.current() != "claude.2.1.95" {
-			t.Errorf("claude -> %s", f.current())
-		}
-	})
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.dir = filepath.Join(mnt, "b")
+			f.env["CLAUDE_SBX_BINDIR"] = f.dir
+			f.npmPublish(map[string]string{"latest": "2.1.100"},
+				npmVersion{version: "2.1.95", tarball: f.npmTarball("2.1.95", fakeAgent("2.1.95", agentSize))},
+				// Compresses to a few kB: only the tar header or the
+				// write tells that it does not fit.
+				npmVersion{version: "2.1.100", tarball: f.npmTarball("2.1.100", fakeAgent("2.1.100", 4<<20))})
+			f.mustRun("--source", "npm", "--registry", f.registry, "2.1.95")
+			before := f.snapshot()
+			need := int64(4<<20) + int64(4<<20)/10 + 1<<20
+			want := fmt.Sprintf("not enough space in %s: need %s, %s free", f.dir, mb(need), mb(free(t, f.dir)))
+			if !known {
+				// The free space is misreported: the write fails.
+				f.free = 1 << 40
+				want = f.dir + " is full: no space left on device"
+			}
+			_, msg := f.run("--source", "npm", "--registry", f.registry)
+			if msg != want {
+				t.Errorf("got %q, want %q", msg, want)
+			}
+			f.assertUnchanged(before)
+			if f.current() != "claude.2.1.95" {
+				t.Errorf("claude -> %s", f.current())
+			}
+			os.RemoveAll(f.dir)
+		})
+	}
 }
 
 func TestReadOnlyDir(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"syscall"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/download"
@@ -33,9 +32,15 @@ type artifact struct {
 	// fetch writes the binary to w and fails unless it verifies. It calls
 	// space with the bytes it is about to write as soon as it knows them.
 	fetch func(ctx context.Context, w io.Writer, space func(int64) error) error
-	// matches reports whether an installed file is this binary; nil when
-	// the source cannot tell (npm: its hash covers the tarball only).
-	matches func(path string) (bool, error)
+	// sha256 and size are the binary's, from a signed (or, with
+	// --allow-unsigned, an unsigned) manifest; "" when the source has no
+	// hash of the binary itself (npm: its hash covers the tarball).
+	sha256 string
+	size   int64
+	// buildDate is the signed manifest's buildDate ("" if unsigned).
+	buildDate string
+	// source says where the binary came from, for the record.
+	source string
 }
 
 // Limits on small documents.
@@ -85,7 +90,8 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	if err != nil {
 		return nil, err
 	}
-	if err := s.verify(ctx, v, mURL, data); err != nil {
+	signed, err := s.verify(ctx, v, mURL, data)
+	if err != nil {
 		return nil, err
 	}
 	m, err := release.ParseManifest(data)
@@ -100,6 +106,10 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	b, err := m.Build(s.platform)
 	if err != nil {
 		return nil, err
+	}
+	buildDate, origin := "", "release "+s.base+" (unsigned manifest, --allow-unsigned)"
+	if signed {
+		buildDate, origin = m.BuildDate, "release "+s.base+" (signed manifest)"
 	}
 	binURL := fmt.Sprintf("%s/%s/%s/claude", s.base, v, s.platform)
 	desc := fmt.Sprintf("claude %s (%s)", v, s.platform)
@@ -121,19 +131,10 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 			}
 			return checkSHA256(desc, n, h.Sum(nil), b)
 		},
-		matches: func(path string) (bool, error) {
-			f, err := os.Open(path)
-			if err != nil {
-				return false, err
-			}
-			defer f.Close()
-			h := sha256.New()
-			n, err := io.Copy(h, io.LimitReader(f, b.Size+1))
-			if err != nil {
-				return false, err
-			}
-			return checkSHA256(desc, n, h.Sum(nil), b) == nil, nil
-		},
+		sha256:    b.Checksum,
+		size:      b.Size,
+		buildDate: buildDate,
+		source:    origin,
 	}, nil
 }
 
@@ -150,82 +151,91 @@ func checkSHA256(desc string, n int64, sum []byte, b release.Build) error {
 }
 
 // verify checks the manifest's signature, or that skipping it was asked
-// for a version that predates signing.
-func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL string, data []byte) error {
+// for a version that predates signing. signed is false in the latter case.
+func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL string, data []byte) (signed bool, err error) {
 	if !release.Signed(v) {
 		if !s.u.f.AllowUnsigned {
-			return fmt.Errorf("%s predates signed manifests (%s): rerun with --allow-unsigned to install it on its sha256 alone", v, release.FirstSigned)
+			return false, fmt.Errorf("%s predates signed manifests (%s): rerun with --allow-unsigned to install it on its sha256 alone", v, release.FirstSigned)
 		}
 		s.u.printf("%s predates signed manifests; checking its sha256 only (--allow-unsigned)", v)
-		return nil
+		return false, nil
 	}
 	sig, err := s.dl.Get(ctx, mURL+".sig", maxSignature, nil)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return fmt.Errorf("manifest.json of %s is not signed (%v); versions from %s on must be", v, err, release.FirstSigned)
+		return false, fmt.Errorf("manifest.json of %s is not signed (%v); versions from %s on must be", v, err, release.FirstSigned)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	key, err := s.dl.Get(ctx, s.keyURL, maxKey, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	kr, err := release.Keyring(key, s.fingerprint)
 	if err != nil {
-		return fmt.Errorf("%s: %v", s.keyURL, err)
+		return false, fmt.Errorf("%s: %v", s.keyURL, err)
 	}
 	if err := release.CheckSignature(kr, data, sig); err != nil {
-		return fmt.Errorf("manifest.json of %s: %v", v, err)
+		return false, fmt.Errorf("manifest.json of %s: %v", v, err)
 	}
-	return nil
+	return true, nil
 }
 
-// npmSource is an npm registry.
+// npmSource is an npm registry: the version comes from the dist-tags of
+// @anthropic-ai/claude-code, as `npm install -g @anthropic-ai/claude-code`
+// would pick it, and the platform package's version from its
+// optionalDependencies (the platform package's own dist-tags can be ahead).
 type npmSource struct {
 	u        *updater
 	dl       *download.Client
 	registry string
 	from     string
-	pkg      string
-	pk       *npmreg.Packument
+	pkg      string // the platform package
+	pks      map[string]*npmreg.Packument
 }
 
-func (s *npmSource) packument(ctx context.Context) (*npmreg.Packument, error) {
-	if s.pk != nil {
-		return s.pk, nil
+func (s *npmSource) packument(ctx context.Context, name string) (*npmreg.Packument, error) {
+	if pk := s.pks[name]; pk != nil {
+		return pk, nil
 	}
-	url := npmreg.URL(s.registry, s.pkg)
+	url := npmreg.URL(s.registry, name)
 	h := http.Header{"Accept": {"application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8"}}
 	data, err := s.dl.Get(ctx, url, maxPackument, h)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %v", s.registry, s.from, s.pkg, err)
+		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %v", s.registry, s.from, name, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	pk, err := npmreg.ParsePackument(data, s.pkg)
+	pk, err := npmreg.ParsePackument(data, name)
 	if err != nil {
 		return nil, err
 	}
-	s.pk = pk
+	s.pks[name] = pk
 	return pk, nil
 }
 
 func (s *npmSource) version(ctx context.Context, target string) (release.Version, error) {
-	pk, err := s.packument(ctx)
+	main, err := s.packument(ctx, npmreg.MainPackage)
 	if err != nil {
 		return release.Version{}, err
 	}
+	var v release.Version
 	if release.IsChannel(target) {
-		return pk.Tag(target)
+		v, err = main.Tag(target)
+	} else {
+		v, err = release.ParseVersion(target)
 	}
-	return release.ParseVersion(target)
+	if err != nil {
+		return release.Version{}, err
+	}
+	return main.PlatformVersion(v, s.pkg)
 }
 
 func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact, error) {
-	pk, err := s.packument(ctx)
+	pk, err := s.packument(ctx, s.pkg)
 	if err != nil {
 		return nil, err
 	}
@@ -234,34 +244,41 @@ func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact,
 		return nil, err
 	}
 	desc := fmt.Sprintf("%s@%s", s.pkg, v)
-	return &artifact{fetch: func(ctx context.Context, w io.Writer, space func(int64) error) error {
+	lim := npmreg.LimitsFor(a.UnpackedSize)
+	return &artifact{source: "npm " + s.registry, fetch: func(ctx context.Context, w io.Writer, space func(int64) error) error {
 		body, err := s.dl.Open(ctx, a.Tarball, nil)
 		if err != nil {
 			return err
 		}
 		defer body.Close()
-		// The binary compresses to less than half; ENOSPC is still caught
-		// if the guess is short.
-		if size := body.Size(); size > 0 {
-			if err := space(3 * size); err != nil {
-				return err
-			}
+		if size := body.Size(); size > lim.Tarball() {
+			return fmt.Errorf("%s: tarball is %d bytes, more than %d (%s %d, and the room tar and gzip need)", desc, size, lim.Tarball(), lim.Why, lim.Unpacked)
 		}
 		h := sha512.New()
 		tee := io.TeeReader(s.u.progress(desc, a.Tarball, body.Size(), body), h)
-		_, xerr := npmreg.Extract(tee, w, release.MaxBinarySize)
+		// The space check happens when the tar header gives the binary's
+		// size, before anything is written.
+		var spaceErr error
+		start := func(n int64) error { spaceErr = space(n); return spaceErr }
+		_, xerr := npmreg.Extract(tee, w, lim, start)
+		if xerr != nil && xerr == spaceErr {
+			return xerr
+		}
 		if xerr != nil && !isWriteErr(xerr) {
 			// A tarball that does not unpack may simply be the wrong one:
-			// report that if the hash says so.
-			if _, err := io.Copy(io.Discard, tee); err == nil && !matchAny(h.Sum(nil), a.SHA512) {
-				return integrityErr(desc, h.Sum(nil), a.SHA512)
+			// report that if the hash says so. One over a limit is not read
+			// any further.
+			if !errors.Is(xerr, npmreg.ErrLimit) {
+				if _, err := io.Copy(io.Discard, io.LimitReader(tee, lim.Tarball())); err == nil && !matchAny(h.Sum(nil), a.SHA512) {
+					return integrityErr(desc, h.Sum(nil), a.SHA512)
+				}
 			}
 			return fmt.Errorf("%s: %w", desc, xerr)
 		}
 		if xerr != nil {
 			return xerr
 		}
-		if _, err := io.Copy(io.Discard, tee); err != nil {
+		if _, err := io.Copy(io.Discard, io.LimitReader(tee, lim.Tarball())); err != nil {
 			return err
 		}
 		if !matchAny(h.Sum(nil), a.SHA512) {

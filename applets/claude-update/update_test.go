@@ -97,10 +97,12 @@ func TestCorruptInstalledCopyIsReplaced(t *testing.T) {
 	f.release("2.1.100")
 	f.mustRun("2.1.100")
 	f.mustRun("2.1.90")
-	os.WriteFile(filepath.Join(f.dir, "claude.2.1.100"), fakeAgent("2.1.100", 10), 0o755)
+	bad := fakeAgent("2.1.100", 10)
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.100"), bad, 0o755)
 	out := f.mustRun("2.1.100")
-	if !strings.HasPrefix(out, filepath.Join(f.dir, "claude.2.1.100")+" does not match the manifest; downloading it again\n") {
-		t.Errorf("output = %q", out)
+	want := filepath.Join(f.dir, "claude.2.1.100") + " does not match its recorded sha256 (got " + sha(bad) + ", 10 bytes; recorded " + sha(fakeAgent("2.1.100", agentSize)) + ", 262144 bytes); downloading it again\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("output = %q, want prefix %q", out, want)
 	}
 	data, _ := os.ReadFile(filepath.Join(f.dir, "claude.2.1.100"))
 	if len(data) != agentSize {
@@ -108,23 +110,91 @@ func TestCorruptInstalledCopyIsReplaced(t *testing.T) {
 	}
 }
 
-func TestUpstreamRollback(t *testing.T) {
+// TestChannelDowngradeRefused: a channel that points below the highest
+// version installed here (a mirror replaying an old channel file, or
+// upstream rolling back) is not followed without --allow-downgrade.
+func TestChannelDowngradeRefused(t *testing.T) {
 	f := newFixture(t)
 	f.release("2.1.95")
 	f.release("2.1.100")
 	f.channel("latest", "2.1.100")
 	f.mustRun()
 	f.channel("latest", "2.1.95")
-	_, msg := f.run("--check")
-	if want := "latest is 2.1.95, older than the current 2.1.100 (upstream rolled back)"; msg != want {
-		t.Errorf("--check: %q, want %q", msg, want)
+	out, code, msg := f.runCode("--check")
+	if want := "latest is 2.1.95, lower than 2.1.100 installed here before: not an update (claude-update refuses it without --allow-downgrade)\n"; code != 0 || out != want || msg != "" {
+		t.Errorf("--check = %d, %q, %q; want 0, %q", code, out, msg, want)
 	}
-	out := f.mustRun()
-	if !strings.HasPrefix(out, "upstream rolled back latest to 2.1.95 (current: 2.1.100); following it\n") {
+	before := f.snapshot()
+	_, msg = f.run()
+	if want := "latest points to 2.1.95, lower than 2.1.100 installed here before: refusing to downgrade (a rolled-back or replayed channel?); install 2.1.95 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	if n := f.hits(f.binURL("2.1.95")[len(f.srv.URL):]); n != 0 {
+		t.Errorf("2.1.95 downloaded %d times", n)
+	}
+	out = f.mustRun("--allow-downgrade")
+	if !strings.HasPrefix(out, "latest points to 2.1.95, lower than 2.1.100 installed here before; following it (--allow-downgrade)\n") {
 		t.Errorf("output = %q", out)
 	}
 	if f.current() != "claude.2.1.95" || f.previous() != "claude.2.1.100" {
 		t.Errorf("claude -> %s, previous -> %s", f.current(), f.previous())
+	}
+	// Where the channel is now is current: nothing to refuse.
+	if out := f.mustRun(); out != "2.1.95 is already installed and current\n" {
+		t.Errorf("output = %q", out)
+	}
+	// By name and by --rollback, lower versions stay reachable.
+	f.mustRun("--rollback")
+	f.mustRun("2.1.95")
+	if f.current() != "claude.2.1.95" {
+		t.Errorf("claude -> %s", f.current())
+	}
+}
+
+// TestDowngradeWithoutState: versions installed by an older
+// claude-update (no state file) count as installed here.
+func TestDowngradeWithoutState(t *testing.T) {
+	f := newFixture(t)
+	f.release("2.1.95")
+	f.release("2.1.100")
+	f.mustRun("2.1.100")
+	if err := os.Remove(filepath.Join(f.dir, bindir.StateName)); err != nil {
+		t.Fatal(err)
+	}
+	f.channel("latest", "2.1.95")
+	_, msg := f.run()
+	if want := "latest points to 2.1.95, lower than 2.1.100 installed here before: refusing to downgrade (a rolled-back or replayed channel?); install 2.1.95 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+}
+
+// TestSignedBuildDateDowngrade: a channel naming a higher version whose
+// signed manifest was built before the one installed is refused too.
+func TestSignedBuildDateDowngrade(t *testing.T) {
+	f := newFixture(t)
+	r := f.newRel("2.1.100")
+	r.buildDate = "2025-06-01T00:00:00Z"
+	f.publish(r)
+	r = f.newRel("2.1.101")
+	r.buildDate = "2025-05-01T00:00:00Z"
+	f.publish(r)
+	f.channel("latest", "2.1.100")
+	f.mustRun()
+	f.channel("latest", "2.1.101")
+	before := f.snapshot()
+	_, msg := f.run()
+	if want := "latest points to 2.1.101, whose signed manifest was built 2025-05-01T00:00:00Z, before 2025-06-01T00:00:00Z of a version installed here: refusing to downgrade; install 2.1.101 by name or pass --allow-downgrade to follow it"; msg != want {
+		t.Errorf("got %q, want %q", msg, want)
+	}
+	f.assertUnchanged(before)
+	f.mustRun("2.1.101")
+	if f.current() != "claude.2.1.101" {
+		t.Errorf("claude -> %s", f.current())
+	}
+	// The channel pointing at what is current is no downgrade.
+	if out := f.mustRun(); out != "2.1.101 is already installed and current\n" {
+		t.Errorf("output = %q", out)
 	}
 }
 
@@ -156,14 +226,19 @@ func TestRollback(t *testing.T) {
 	if want := "* 2.1.100 (current)\n  2.1.95 (previous)\n"; out != want {
 		t.Errorf("--list = %q, want %q", out, want)
 	}
-	// A previous binary that no longer runs is not switched to.
-	os.WriteFile(filepath.Join(f.dir, "claude.2.1.95"), script("exit 1", 0), 0o755)
+	// A previous binary changed since it was verified is not run or
+	// switched to.
+	bad := script("touch "+filepath.Join(f.home, "ran")+"; echo '2.1.95 (Claude Code)'", 0)
+	os.WriteFile(filepath.Join(f.dir, "claude.2.1.95"), bad, 0o755)
 	before = f.snapshot()
 	_, msg = f.run("--rollback")
-	if want := "smoke test of 2.1.95 failed: --version: exit status 1"; msg != want {
-		t.Errorf("rollback to a broken binary: %q, want %q", msg, want)
+	if want := filepath.Join(f.dir, "claude.2.1.95") + " does not match its recorded sha256 (got " + sha(bad) + ", " + strconv.Itoa(len(bad)) + " bytes; recorded " + sha(fakeAgent("2.1.95", agentSize)) + ", 262144 bytes): install it again with claude-update 2.1.95"; msg != want {
+		t.Errorf("rollback to a changed binary: %q, want %q", msg, want)
 	}
 	f.assertUnchanged(before)
+	if _, err := os.Stat(filepath.Join(f.home, "ran")); err == nil {
+		t.Errorf("the changed binary ran")
+	}
 }
 
 func TestPrune(t *testing.T) {
@@ -211,22 +286,27 @@ func TestCheck(t *testing.T) {
 	f := newFixture(t)
 	f.release("2.1.100")
 	f.channel("latest", "2.1.100")
-	_, msg := f.run("--check")
-	if want := "latest is 2.1.100; nothing is installed in " + f.dir; msg != want {
-		t.Errorf("--check on empty dir: %q, want %q", msg, want)
+	out, code, msg := f.runCode("--check")
+	if want := "latest is 2.1.100; nothing is installed in " + f.dir + "\n"; code != 100 || out != want || msg != "" {
+		t.Errorf("--check on empty dir = %d, %q, %q; want 100, %q", code, out, msg, want)
 	}
 	f.mustRun()
-	out := f.mustRun("--check")
-	if out != "2.1.100 is current (latest)\n" {
-		t.Errorf("--check = %q", out)
+	out, code, _ = f.runCode("--check")
+	if code != 0 || out != "2.1.100 is current (latest)\n" {
+		t.Errorf("--check = %d, %q; want 0", code, out)
 	}
 	f.channel("latest", "2.1.101")
 	before := f.snapshot()
-	_, msg = f.run("--check")
-	if want := "latest is 2.1.101, newer than the current 2.1.100"; msg != want {
-		t.Errorf("--check: %q, want %q", msg, want)
+	out, code, _ = f.runCode("--check")
+	if want := "latest is 2.1.101, newer than the current 2.1.100\n"; code != 100 || out != want {
+		t.Errorf("--check = %d, %q; want 100, %q", code, out, want)
 	}
 	f.assertUnchanged(before)
+	f.channel("latest", "<html>")
+	_, code, msg = f.runCode("--check")
+	if want := f.base + `/latest: not a version: "<html>" (a captive portal or proxy page?)`; code != 1 || msg != want {
+		t.Errorf("--check = %d, %q; want 1, %q", code, msg, want)
+	}
 }
 
 func TestUnsignedOldVersion(t *testing.T) {
@@ -458,6 +538,59 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
+			name: "npm gzip bomb",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				// 1.07 GB of zeros in about 1 MB, as reported; under the
+				// ceiling, so the header alone does not stop it.
+				f.npmBomb("2.1.100", 0, serveTar("package/claude", 1_070_000_000))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: unpacks to more than 32 times its compressed size (a gzip bomb?)"
+			},
+		},
+		{
+			name: "npm gzip bomb beyond unpackedSize",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 300000, serveTar("package/claude", 1_070_000_000))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: package/claude is 1070000000 bytes, more than 300000 (the packument's unpackedSize)"
+			},
+		},
+		{
+			name: "npm endless tar entry",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 0, serveTar("package/claude", 1<<40))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: package/claude is 1099511627776 bytes, more than 1073741824 (claude-update's ceiling)"
+			},
+		},
+		{
+			name: "npm endless entry before the binary",
+			args: []string{"--source", "npm", "--registry", "REGISTRY", "2.1.100"},
+			setup: func(f *fixture) {
+				f.npmBomb("2.1.100", 0, serveTar("package/README.md", 1<<30))
+			},
+			want: func(f *fixture) string {
+				return "@anthropic-ai/claude-code-linux-x64@2.1.100: tarball: unpacks to more than 32 times its compressed size (a gzip bomb?)"
+			},
+		},
+		{
+			name: "download never ends",
+			args: []string{"--timeout", "2s", "2.1.100"},
+			setup: func(f *fixture) {
+				f.release("2.1.100")
+				f.handle("/claude-code-releases/2.1.100/linux-x64/claude", drip)
+			},
+			want: func(f *fixture) string {
+				return "claude-update did not finish within 2s (a stalled or endless download?); nothing changed: try again, or raise --timeout"
+			},
+		},
+		{
 			name: "registry lacks the platform package",
 			args: []string{"--source", "npm", "--registry", "REGISTRY"},
 			setup: func(f *fixture) {
@@ -465,7 +598,7 @@ func TestFailures(t *testing.T) {
 				f.platform = "linux-x64-musl"
 			},
 			want: func(f *fixture) string {
-				return "registry " + f.registry + " (from --registry) has no package @anthropic-ai/claude-code-linux-x64-musl: GET " + f.registry + "@anthropic-ai%2fclaude-code-linux-x64-musl: HTTP 404 Not Found"
+				return "@anthropic-ai/claude-code@2.1.100 does not list @anthropic-ai/claude-code-linux-x64-musl in its optionalDependencies (no build for this platform?)"
 			},
 		},
 		{
@@ -614,12 +747,16 @@ func TestNpm(t *testing.T) {
 	f := newFixture(t)
 	tb100 := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
 	tb101 := f.npmTarball("2.1.101", fakeAgent("2.1.101", agentSize))
-	f.npmPublish(map[string]string{"latest": "2.1.101", "stable": "2.1.100"},
-		npmVersion{version: "2.1.100", tarball: tb100}, npmVersion{version: "2.1.101", tarball: tb101})
+	tb102 := f.npmTarball("2.1.102", fakeAgent("2.1.102", agentSize))
+	// The platform package's own latest is ahead of the main package's, as
+	// seen upstream (2.1.333 against 2.1.332): npm installs what the main
+	// package's latest depends on.
+	f.npmPublish(map[string]string{"latest": "2.1.102"},
+		npmVersion{version: "2.1.100", tarball: tb100}, npmVersion{version: "2.1.101", tarball: tb101}, npmVersion{version: "2.1.102", tarball: tb102})
+	f.npmMain(map[string]string{"latest": "2.1.101"}, map[string]string{"2.1.100": "2.1.100", "2.1.101": "2.1.101"})
 	// The registry comes from ~/.npmrc of the configured home.
 	os.WriteFile(filepath.Join(f.home, ".npmrc"), []byte("fund=false\nregistry="+f.registry+"\n"), 0o644)
-	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "none")
-	out := f.mustRun("--source", "npm", "stable")
+	out := f.mustRun("--source", "npm", "2.1.100")
 	if !strings.HasSuffix(out, "installed 2.1.100 in "+f.dir+"\n") {
 		t.Errorf("output = %q", out)
 	}
@@ -631,24 +768,28 @@ func TestNpm(t *testing.T) {
 	if string(got) != string(fakeAgent("2.1.101", agentSize)) {
 		t.Errorf("installed binary is not package/claude")
 	}
-	// The scoped name is escaped as npm does.
-	found := false
-	for _, p := range f.rawPaths {
-		if p == "/npm/@anthropic-ai%2fclaude-code-linux-x64" {
-			found = true
+	// The scoped names are escaped as npm does.
+	for _, want := range []string{"/npm/@anthropic-ai%2fclaude-code", "/npm/@anthropic-ai%2fclaude-code-linux-x64"} {
+		found := false
+		for _, p := range f.rawPaths {
+			found = found || p == want
 		}
-	}
-	if !found {
-		t.Errorf("no request for the escaped packument path: %q", f.rawPaths)
+		if !found {
+			t.Errorf("no request for %s: %q", want, f.rawPaths)
+		}
 	}
 	out = f.mustRun("--source", "npm", "--check")
 	if out != "2.1.101 is current (latest)\n" {
 		t.Errorf("--check = %q", out)
 	}
+	_, msg := f.run("--source", "npm", "stable")
+	if want := `npm has no stable channel: @anthropic-ai/claude-code has no dist-tag "stable" (it has: latest); use latest, a version, or --source release for stable`; msg != want {
+		t.Errorf("stable on npm: %q, want %q", msg, want)
+	}
 	// The environment wins over ~/.npmrc.
 	f.env["npm_config_registry"] = "https://127.0.0.1:1/"
-	_, msg := f.run("--source", "npm", "--check")
-	if want := "GET https://127.0.0.1:1/@anthropic-ai%2fclaude-code-linux-x64: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"; msg != want {
+	_, msg = f.run("--source", "npm", "--check")
+	if want := "GET https://127.0.0.1:1/@anthropic-ai%2fclaude-code: dial tcp 127.0.0.1:1: connect: connection refused (after 3 attempts)"; msg != want {
 		t.Errorf("npm_config_registry ignored: %q, want %q", msg, want)
 	}
 }

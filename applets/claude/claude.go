@@ -23,6 +23,7 @@ Sandbox flags (only before the first other argument):
   --sandbox-dry-run          print the chain that would run, one argument per line, and exit
   --sandbox-seccomp[=table]  print the seccomp policy (with ~/.claude-sandbox-init applied)
   --sandbox-seccomp=bpf      write the raw seccomp program to stdout
+  --sandbox-doctor [--json]  check the installation (claude-sandbox doctor) and exit
   --sandbox-network=host     run in the host's network, not the agents namespace
   --sandbox-help             this text
 
@@ -39,6 +40,7 @@ const (
 	modeSeccompTable
 	modeSeccompBPF
 	modeHelp
+	modeDoctor
 )
 
 // options are the parsed command line.
@@ -82,6 +84,8 @@ func parseArgs(args []string) (options, error) {
 			err = set(modeSeccompBPF, a)
 		case "--sandbox-help":
 			err = set(modeHelp, a)
+		case "--sandbox-doctor":
+			err = set(modeDoctor, a)
 		case "--sandbox-network=host":
 			o.hostNetwork = true
 		default:
@@ -106,6 +110,9 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	if o.mode == modeHelp {
 		_, err := fmt.Fprint(stdio.Out, Usage)
 		return err
+	}
+	if o.mode == modeDoctor {
+		return runDoctor(o.args)
 	}
 	return launch(ctx, o, stdio)
 }

@@ -26,6 +26,7 @@ func TestParseArgs(t *testing.T) {
 		{"seccomp table explicit", []string{"--sandbox-seccomp=table"}, options{mode: modeSeccompTable, args: []string{}}, ""},
 		{"seccomp bpf", []string{"--sandbox-seccomp=bpf"}, options{mode: modeSeccompBPF, args: []string{}}, ""},
 		{"help", []string{"--sandbox-help"}, options{mode: modeHelp, args: []string{}}, ""},
+		{"doctor", []string{"--sandbox-doctor", "--json"}, options{mode: modeDoctor, args: []string{"--json"}}, ""},
 		{"unknown sandbox flag", []string{"--sandbox-frob"}, options{}, "unknown flag --sandbox-frob"},
 		{"bad seccomp format", []string{"--sandbox-seccomp=json"}, options{}, "want --sandbox-seccomp=table or --sandbox-seccomp=bpf"},
 		{"conflict", []string{"--sandbox-dry-run", "--sandbox-seccomp=bpf"}, options{}, "conflicts"},

@@ -1,87 +1,115 @@
 package claude
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 )
 
-// ensureSandboxHome creates the sandbox home (0700) or checks that the
-// existing one is a directory of the user's.
-func ensureSandboxHome(path string, uid int) error {
-	if err := os.Mkdir(path, 0o700); err == nil {
-		return os.Chmod(path, 0o700)
-	} else if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("sandbox home: %w", err)
+// The launcher's own bind sources are created in their parent as opened,
+// then checked on the fd the bind is made from (see bindFromFDs and
+// dirRules): what is checked is what the sandbox gets.
+
+// checkSandboxHome checks that the sandbox home is a directory (not a
+// symlink) of the user's that nobody else can use.
+func checkSandboxHome(path string, uid int) func(r *hostpath.Resolved) error {
+	return func(r *hostpath.Resolved) error {
+		st := &r.Stat
+		switch {
+		case r.IsSymlink():
+			return fmt.Errorf("sandbox home %s is a symlink (to %q), not a directory: remove it or set CLAUDE_SBX_HOME to use another", path, linkTarget(r))
+		case !r.IsDir():
+			return fmt.Errorf("sandbox home %s: not a directory (set CLAUDE_SBX_HOME to use another)", path)
+		case int(st.Uid) != uid:
+			return fmt.Errorf("sandbox home %s: owned by uid %d, not by you (uid %d)", path, st.Uid, uid)
+		case st.Mode&0o077 != 0:
+			// The agent can chmod its home; others must not read its
+			// state (API keys in .claude.json) or plant files there.
+			return fmt.Errorf("sandbox home %s has mode %04o, want 0700: chmod 700 %s", path, st.Mode&0o7777, path)
+		}
+		return nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("sandbox home: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("sandbox home %s: not a directory (set CLAUDE_SBX_HOME to use another)", path)
-	}
-	if owner(fi) != uid {
-		return fmt.Errorf("sandbox home %s: owned by uid %d, not by you (uid %d)", path, owner(fi), uid)
-	}
-	// The agent can chmod its home; others must not read its state (API
-	// keys in .claude.json) or plant files (hooks, dotfiles) there.
-	if fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("sandbox home %s has mode %04o, want 0700: chmod 700 %s", path, fi.Mode().Perm(), path)
-	}
-	return nil
 }
 
-// ensurePrivateTmp creates the sandbox's private /tmp, or checks that the
-// existing one is a real directory (not a symlink) owned by the user with
-// mode 0700. Another user can pre-create /tmp/claude-private-UID, or a
-// symlink there, to read or feed what the agent keeps in /tmp: refuse
-// rather than use it. The parent must be one where nobody else can rename
+// The private tmp: another user can pre-create /tmp/claude-private-UID, or
+// a symlink there, to read or feed what the agent keeps in /tmp: refuse
+// rather than use it. Its directory must be one where nobody else can rename
 // or replace it (not writable by others, or sticky like /tmp).
-func ensurePrivateTmp(path string, uid int) error {
-	const fix = "remove it or set CLAUDE_SBX_TMP to a directory of your own"
-	parent := filepath.Dir(path)
-	pfi, err := os.Stat(parent)
-	if err != nil {
-		return fmt.Errorf("private tmp %s: %w", path, err)
-	}
-	if o := owner(pfi); o != 0 && o != uid {
+
+func checkTmpParent(path, parent string, st *unix.Stat_t, uid int) error {
+	if o := int(st.Uid); o != 0 && o != uid {
 		return fmt.Errorf("private tmp %s: its directory %s is owned by uid %d: set CLAUDE_SBX_TMP to a directory of your own", path, parent, o)
 	}
-	if pfi.Mode().Perm()&0o022 != 0 && pfi.Mode()&fs.ModeSticky == 0 {
+	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
 		return fmt.Errorf("private tmp %s: its directory %s is writable by others and not sticky: set CLAUDE_SBX_TMP to a directory of your own", path, parent)
-	}
-	if err := os.Mkdir(path, 0o700); err == nil {
-		if err := os.Chmod(path, 0o700); err != nil {
-			return fmt.Errorf("private tmp: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("private tmp: %w", err)
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fmt.Errorf("private tmp: %w", err)
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, _ := os.Readlink(path)
-		return fmt.Errorf("private tmp %s is a symlink (to %q), not a directory: someone may have planted it: %s", path, target, fix)
-	case !fi.IsDir():
-		return fmt.Errorf("private tmp %s is not a directory: %s", path, fix)
-	case owner(fi) != uid:
-		return fmt.Errorf("private tmp %s is owned by uid %d, not by you (uid %d): another user may have created it: %s", path, owner(fi), uid, fix)
-	case fi.Mode().Perm() != 0o700:
-		return fmt.Errorf("private tmp %s has mode %04o, want 0700: run chmod 0700 %s", path, fi.Mode().Perm(), path)
 	}
 	return nil
 }
 
-func owner(fi fs.FileInfo) int {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int(st.Uid)
+func checkPrivateTmp(path string, uid int) func(r *hostpath.Resolved) error {
+	const fix = "remove it or set CLAUDE_SBX_TMP to a directory of your own"
+	return func(r *hostpath.Resolved) error {
+		var pst unix.Stat_t
+		if err := unix.Fstat(int(r.Parent.Fd()), &pst); err != nil {
+			return fmt.Errorf("private tmp %s: %w", path, err)
+		}
+		if err := checkTmpParent(path, filepath.Dir(r.Path), &pst, uid); err != nil {
+			return err
+		}
+		st := &r.Stat
+		switch {
+		case r.IsSymlink():
+			return fmt.Errorf("private tmp %s is a symlink (to %q), not a directory: someone may have planted it: %s", path, linkTarget(r), fix)
+		case !r.IsDir():
+			return fmt.Errorf("private tmp %s is not a directory: %s", path, fix)
+		case int(st.Uid) != uid:
+			return fmt.Errorf("private tmp %s is owned by uid %d, not by you (uid %d): another user may have created it: %s", path, st.Uid, uid, fix)
+		case st.Mode&0o7777 != 0o700:
+			return fmt.Errorf("private tmp %s has mode %04o, want 0700: run chmod 0700 %s", path, st.Mode&0o7777, path)
+		}
+		return nil
 	}
-	return -1
+}
+
+// checkBinDir checks that the agent's directory is a directory of the
+// user's or root's that nobody else can write: the agent started from it
+// runs with the user's rights.
+func checkBinDir(path string, uid int) func(r *hostpath.Resolved) error {
+	return func(r *hostpath.Resolved) error {
+		st := &r.Stat
+		switch {
+		case !r.IsDir():
+			return fmt.Errorf("agent directory %s is not a directory: set CLAUDE_SBX_BINDIR to the directory claude-update installs to", path)
+		case int(st.Uid) != uid && st.Uid != 0:
+			return fmt.Errorf("agent directory %s is owned by uid %d, not by you or root: set CLAUDE_SBX_BINDIR to a directory of your own", path, st.Uid)
+		case st.Mode&0o022 != 0:
+			return fmt.Errorf("agent directory %s is writable by group or others (mode %04o): run chmod go-w %s", path, st.Mode&0o7777, path)
+		}
+		return nil
+	}
+}
+
+// dirRules are the checks of the launcher's own bind sources.
+func dirRules(k knobs, uid int) map[string]srcRule {
+	return map[string]srcRule{
+		k.sandboxHome: {noFollow: true, exposeHome: true, check: checkSandboxHome(k.sandboxHome, uid),
+			create: true, name: "sandbox home"},
+		k.tmp: {noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid),
+			create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
+				return checkTmpParent(k.tmp, p.Path, &p.Stat, uid)
+			}},
+		k.binDir: {exposeHome: true, check: checkBinDir(k.binDir, uid)},
+	}
+}
+
+func linkTarget(r *hostpath.Resolved) string {
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(int(r.File.Fd()), "", buf)
+	if err != nil {
+		return "?"
+	}
+	return string(buf[:n])
 }

@@ -78,6 +78,13 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 		return k, bad("CLAUDE_SBX_HOME", k.sandboxHome, "would expose your real home: want a directory of its own")
 	}
 	k.sandboxHome = h
+	// The same for the private tmp and the agent's directory (bound read
+	// write at /tmp, and read-only): by name here, on the fd at launch.
+	for _, v := range []struct{ name, val string }{{"CLAUDE_SBX_TMP", k.tmp}, {"CLAUDE_SBX_BINDIR", k.binDir}} {
+		if v.val == home || v.val == "/" || strings.HasPrefix(home, v.val+"/") {
+			return k, bad(v.name, v.val, "would expose your real home: want a directory of its own")
+		}
+	}
 	if err := nsname.Check(k.netns); err != nil {
 		return k, cli.Usagef("CLAUDE_SBX_NETNS: %v", err)
 	}

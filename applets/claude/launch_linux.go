@@ -51,7 +51,8 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	pwd, _ := syscall.Getwd()
 
 	var directives []sandboxcfg.Directive
-	src, err := sandboxcfg.Load(filepath.Join(home, ".claude-sandbox-init"), configName, uid)
+	cfg, src, err := loadConfig(filepath.Join(home, ".claude-sandbox-init"), uid)
+	defer cfg.Close()
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -109,11 +110,24 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err := bwrap.Check(bwrapPath, cacheDir(home)); err != nil {
 		return err
 	}
-	if err := ensureSandboxHome(k.sandboxHome, uid); err != nil {
+	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
 		return err
 	}
-	if err := ensurePrivateTmp(k.tmp, uid); err != nil {
+	// Every bind from an fd checked on the host, bwrap's first after the
+	// args and the seccomp program. The sandbox home and the private tmp
+	// are made here when missing.
+	b := binder{home: home, writable: l.Writable, rules: dirRules(k, uid)}
+	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
+	if err != nil {
+		var be *bindError
+		if errors.As(err, &be) && be.origin != "" {
+			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		}
 		return err
+	}
+	defer bound.Close()
+	if err := trustConfig(cfg, bound); err != nil {
+		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
 	}
 	for _, n := range l.Notices {
 		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
@@ -135,6 +149,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	defer filterFile.Close()
 	// extra become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
+	extra = append(extra, bound.files...)
 	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
 }
 

@@ -55,7 +55,7 @@ func whitelistNames(path string) []string {
 // of an up that failed or a down that did not finish.
 func netnsMounted(name string) bool {
 	var st unix.Statfs_t
-	return unix.Statfs(filepath.Join("/run/netns", name), &st) == nil && st.Type == unix.NSFS_MAGIC
+	return unix.Statfs(nsname.Path(name), &st) == nil && st.Type == unix.NSFS_MAGIC
 }
 
 // describePolicy reads the policy netns-setup up wrote for netns-dns.

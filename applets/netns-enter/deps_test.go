@@ -20,13 +20,13 @@ const module = "github.com/claude-sandbox/claude-sandbox"
 // privilegedPackages are the only non-standard packages the setuid build
 // (-tags netnsenter_only) may link.
 var privilegedPackages = map[string]bool{
-	module + "/cmd/multicall":      true,
-	module + "/internal/dispatch":  true,
-	module + "/internal/cli":       true,
-	module + "/internal/buildinfo": true,
-	module + "/internal/nsname":    true,
+	module + "/cmd/multicall":       true,
+	module + "/internal/dispatch":   true,
+	module + "/internal/cli":        true,
+	module + "/internal/buildinfo":  true,
+	module + "/internal/nsname":     true,
 	module + "/applets/netns-enter": true,
-	"golang.org/x/sys/unix":        true,
+	"golang.org/x/sys/unix":         true,
 }
 
 // deniedStd are standard packages that have no business in the setuid

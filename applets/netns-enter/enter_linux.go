@@ -11,6 +11,14 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+)
+
+// Size limits of the files read with privilege.
+const (
+	maxWhitelistSize = 64 << 10
+	maxGroupFileSize = 4 << 20
 )
 
 // Refusals that do not depend on input.
@@ -224,8 +232,8 @@ func readTrusted(path string, max int64) ([]byte, error) {
 // openTarget opens /run/netns/NAME and proves it is a network namespace
 // owned by the initial user namespace and not the host's own.
 func openTarget(name string) (fd int, err error) {
-	target := NetnsDir + "/" + name
-	dfd, err := openDir(NetnsDir)
+	target := nsname.Path(name)
+	dfd, err := openDir(nsname.RunDir)
 	if errors.Is(err, unix.ENOENT) {
 		return -1, notActive(name)
 	}

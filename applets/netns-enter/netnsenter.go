@@ -28,10 +28,6 @@ import (
 // Applet is the netns-enter applet.
 var Applet = cli.Applet{Name: "netns-enter", Run: run}
 
-// NetnsDir is where persistent network namespaces are bound, as by
-// "ip netns add".
-const NetnsDir = "/run/netns"
-
 // GroupFile is the group database that "@GROUP" restrictions are resolved
 // against (NSS sources such as LDAP are not consulted).
 const GroupFile = "/etc/group"

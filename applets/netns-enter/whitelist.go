@@ -9,12 +9,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
-// Size limits of the files read with privilege.
-const (
-	maxWhitelistSize = 64 << 10
-	maxGroupFileSize = 4 << 20
-)
-
 // entry is one whitelist line: NAME, or NAME @GROUP.
 type entry struct {
 	Name  string

@@ -65,12 +65,14 @@ func policyFor(name string, addr netip.Addr, fw nft.Config, upstream []netip.Add
 
 // applyPolicy writes the namespace's table (allowlist) or removes it
 // (open), and its policy file for netns-dns. undo reverts what it made.
-func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config, hostResolv []byte) (undo func(), err error) {
-	var undos []func()
-	undo = func() {
+func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config, hostResolv []byte) (undo func() error, err error) {
+	var undos []func() error
+	undo = func() error {
+		var errs []error
 		for i := len(undos) - 1; i >= 0; i-- {
-			undos[i]()
+			errs = append(errs, undos[i]())
 		}
+		return errors.Join(errs...)
 	}
 	defer func() {
 		if err != nil {
@@ -83,7 +85,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 		if err := nft.Apply(nft.BuildNamespace(spec), -1); err != nil {
 			return nil, fmt.Errorf("firewall of %s: %w", name, err)
 		}
-		undos = append(undos, func() { nft.Delete(table, -1) })
+		undos = append(undos, func() error { return nft.Delete(table, -1) })
 	} else if err := nft.Delete(table, -1); err != nil {
 		return nil, fmt.Errorf("firewall of %s: %w", name, err)
 	}
@@ -99,7 +101,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)
 	}
-	undos = append(undos, func() { os.Remove(cfg.PolicyPath(name)) })
+	undos = append(undos, func() error { return os.Remove(cfg.PolicyPath(name)) })
 	return undo, nil
 }
 

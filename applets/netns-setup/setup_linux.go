@@ -62,14 +62,8 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		tableResolvers = withGateway(tableResolvers, cfg.Gateway())
 	}
 
-	var undo []func()
-	defer func() {
-		if err != nil {
-			for i := len(undo) - 1; i >= 0; i-- {
-				undo[i]()
-			}
-		}
-	}()
+	var undo undoStack
+	defer undo.run(&err)
 
 	// The firewall first: where nftables is missing, nothing else is made.
 	hadTable, err := nft.Exists(nft.TableName, -1)
@@ -85,12 +79,14 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		return fmt.Errorf("firewall: %w", err)
 	}
 	if !hadTable {
-		undo = append(undo, func() {
+		undo.push("nftables table "+nft.TableName, func() error {
 			// Only if no other sandbox needs it (a flush of the ruleset
 			// may have removed it under them).
-			if others, err := sandboxLinks(host); err == nil && len(others) == 0 {
-				nft.Delete(nft.TableName, -1)
+			others, err := sandboxLinks(host)
+			if err != nil || len(others) > 0 {
+				return err
 			}
+			return nft.Delete(nft.TableName, -1)
 		})
 	}
 	if v, err := readSysctl("net.ipv4.ip_forward"); err != nil {
@@ -99,7 +95,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		if err := writeSysctl("net.ipv4.ip_forward", "1"); err != nil {
 			return fmt.Errorf("enable net.ipv4.ip_forward: %w", err)
 		}
-		undo = append(undo, func() { writeSysctl("net.ipv4.ip_forward", v) })
+		undo.push("net.ipv4.ip_forward = 1", func() error { return writeSysctl("net.ipv4.ip_forward", v) })
 	}
 
 	path := cfg.NetnsPath(name)
@@ -119,7 +115,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		if err := createNetns(path); err != nil {
 			return err
 		}
-		undo = append(undo, func() { removeNetns(path) })
+		undo.push("namespace "+path, func() error { return removeNetns(path) })
 	}
 	ns, err := netns.GetFromPath(path)
 	if err != nil {
@@ -178,7 +174,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 			return fmt.Errorf("%s: %w", s, err)
 		}
 		if s.Op == netcfg.OpCreateVeth {
-			undo = append(undo, func() { deleteLink(host, link.HostVeth) })
+			undo.push("link "+link.HostVeth, func() error { return deleteLink(host, link.HostVeth) })
 		}
 	}
 	if err := inNetns(path, func() error { return disableIPv6(netcfg.PeerName) }); err != nil {
@@ -189,14 +185,14 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 	if err != nil {
 		return err
 	}
-	undo = append(undo, undoPolicy)
+	undo.push("firewall table and policy of "+name, undoPolicy)
 
 	created, err := writeResolvConf(cfg, name, netcfg.ResolvConf(name, resolvers, hostResolv))
 	if err != nil {
 		return err
 	}
 	if created {
-		undo = append(undo, func() { removeResolvConf(cfg, name) })
+		undo.push(cfg.ResolvConfPath(name), func() error { return removeResolvConf(cfg, name) })
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"github.com/claude-sandbox/claude-sandbox/applets/claude"
 	"github.com/claude-sandbox/claude-sandbox/applets/claude-update"
+	"github.com/claude-sandbox/claude-sandbox/applets/doctor"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-dns"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
@@ -14,6 +15,7 @@ import (
 var table = dispatch.NewTable(
 	claude.Applet,
 	claudeupdate.Applet,
+	doctor.Applet,
 	netnsdns.Applet,
 	netnsenter.Applet,
 	netnssetup.Applet,

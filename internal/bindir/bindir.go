@@ -14,6 +14,8 @@ package bindir
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +40,10 @@ const (
 // Dir is a bin directory.
 type Dir struct {
 	Path string
-	lock *os.File
+	// Trusted makes Lock refuse a directory that anyone but root could
+	// change (see CheckTrusted); set it when running as root.
+	Trusted bool
+	lock    *os.File
 }
 
 // New returns the bin directory at path (which need not exist yet).
@@ -51,8 +56,18 @@ var ErrLocked = errors.New("another claude-update is running")
 // waiting, and removes temporary files that a killed run left behind
 // (holding the lock, no other run can be writing them).
 func (d *Dir) Lock() error {
+	if d.Trusted {
+		if err := CheckTrusted(d.Path); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(d.Path, 0o755); err != nil {
 		return d.writeErr(err)
+	}
+	if d.Trusted {
+		if err := CheckTrusted(d.Path); err != nil {
+			return err
+		}
 	}
 	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
@@ -192,51 +207,89 @@ func (d *Dir) Free() (int64, error) {
 }
 
 // Install writes version v: fill writes the binary (and fails if it does not
-// verify), check runs the written file (the smoke test), and only then is
-// the file renamed to claude.<v>, replacing an older copy. On any error the
-// temporary file is removed and nothing else has changed.
-func (d *Dir) Install(ctx context.Context, v release.Version, fill func(io.Writer) error, check func(ctx context.Context, path string) error) (err error) {
+// verify); the written file is then reopened read-only through its
+// descriptor (never by name), hashed again and compared with what was
+// written, check runs it from that descriptor (the smoke test), and only
+// then is it renamed to claude.<v>, replacing an older copy. It returns the
+// installed file, open read-only, with its SHA-256 and size. On any error
+// the temporary file is removed and nothing else has changed.
+func (d *Dir) Install(ctx context.Context, v release.Version, fill func(io.Writer) error, check func(ctx context.Context, f *os.File) error) (rf *os.File, sum string, size int64, err error) {
 	f, err := os.CreateTemp(d.Path, TempPrefix+"*")
 	if err != nil {
-		return d.writeErr(err)
+		return nil, "", 0, d.writeErr(err)
 	}
 	tmp := f.Name()
 	defer func() {
 		if err != nil {
 			f.Close()
+			if rf != nil {
+				rf.Close()
+				rf = nil
+			}
 			os.Remove(tmp)
 			err = d.writeErr(err)
 		}
 	}()
-	if err := fill(&fileWriter{f: f}); err != nil {
-		return err
+	h := sha256.New()
+	w := &fileWriter{f: f}
+	if err := fill(io.MultiWriter(w, h)); err != nil {
+		return nil, "", 0, err
 	}
+	written := hex.EncodeToString(h.Sum(nil))
 	if err := f.Chmod(0o755); err != nil {
-		return err
+		return nil, "", 0, err
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+		return nil, "", 0, fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	// A new read-only description of the same inode: executing a file that
+	// is open for writing fails (ETXTBSY), and reopening by name would run
+	// whatever the name points to by then.
+	rf, err = os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("reopen %s: %w", tmp, err)
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return nil, "", 0, err
+	}
+	if err := checkFile(rf, tmp); err != nil {
+		return nil, "", 0, err
+	}
+	sum, size, err = hashFile(rf)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("read %s: %w", tmp, err)
+	}
+	if sum != written || size != w.n {
+		return nil, "", 0, fmt.Errorf("%s changed after it was written (sha256 %s, wrote %s)", tmp, sum, written)
 	}
 	if check != nil {
-		if err := check(ctx, tmp); err != nil {
-			return err
+		if err := check(ctx, rf); err != nil {
+			return nil, "", 0, err
 		}
 	}
 	if err := os.Rename(tmp, d.Binary(v)); err != nil {
-		return err
+		return nil, "", 0, err
 	}
-	return d.syncDir()
+	if same, err := sameFile(rf, d.Binary(v)); err != nil || !same {
+		os.Remove(d.Binary(v))
+		return nil, "", 0, fmt.Errorf("%s was replaced while it was being checked: run claude-update again", tmp)
+	}
+	if err := d.syncDir(); err != nil {
+		return nil, "", 0, err
+	}
+	return rf, sum, size, nil
 }
 
 // fileWriter marks write errors so that a full disk is told apart from a
 // network failure of the same copy.
-type fileWriter struct{ f *os.File }
+type fileWriter struct {
+	f *os.File
+	n int64
+}
 
 func (w *fileWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
+	w.n += int64(n)
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) && (errno == syscall.ENOSPC || errno == syscall.EDQUOT) {
@@ -246,11 +299,15 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Switch makes v current. The old current version, if different, becomes
-// the previous one.
-func (d *Dir) Switch(v release.Version) error {
+// Switch makes v current; f is claude.<v> open as verified (by Verify,
+// OpenHashed or Install), and the name must still lead to that file. The
+// old current version, if different, becomes the previous one.
+func (d *Dir) Switch(v release.Version, f *os.File) error {
 	if !d.Has(v) {
 		return fmt.Errorf("%s is not installed", d.Binary(v))
+	}
+	if same, err := sameFile(f, d.Binary(v)); err != nil || !same {
+		return fmt.Errorf("%s was replaced after it was verified: run claude-update again", d.Binary(v))
 	}
 	cur, ok, err := d.Current()
 	if err != nil {
@@ -342,4 +399,22 @@ func (d *Dir) Prune(keep int) ([]release.Version, error) {
 		return del, d.syncDir()
 	}
 	return nil, nil
+}
+
+// Tidy removes what a killed run left behind (temporary files and smoke-test
+// homes) if the lock can be taken at once. It is for runs that otherwise only
+// read (--list, --check), so it creates nothing and ignores every failure.
+func (d *Dir) Tidy() {
+	if d.Trusted && CheckTrusted(d.Path) != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return
+	}
+	d.removeTemps()
 }

@@ -17,14 +17,17 @@ import (
 // SmokeTimeout bounds one smoke test.
 const SmokeTimeout = 60 * time.Second
 
-// Smoke runs the binary at path with --version in an empty temporary HOME
+// Smoke runs the binary open as f (the verified descriptor, executed as
+// /proc/self/fd/3, never by name) with --version in an empty temporary HOME
 // with DISABLE_UPDATES=1 (so the agent's own updater stays quiet) and checks
 // that it prints "<v> (Claude Code)". It catches a binary for the wrong libc
-// or CPU before it becomes current.
-func Smoke(ctx context.Context, path string, v release.Version) error {
-	home, err := os.MkdirTemp("", "claude-update-smoke.")
+// or CPU before it becomes current. The HOME is a temporary directory in the
+// bin directory: removed afterwards, and by the next run if this one is
+// killed.
+func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
+	home, err := os.MkdirTemp(d.Path, TempPrefix+"home.")
 	if err != nil {
-		return fmt.Errorf("smoke test: %w", err)
+		return fmt.Errorf("smoke test: %w", d.writeErr(err))
 	}
 	defer os.RemoveAll(home)
 	want := v.String() + " (Claude Code)"
@@ -34,7 +37,11 @@ func Smoke(ctx context.Context, path string, v release.Version) error {
 	for attempt := 0; ; attempt++ {
 		out.Reset()
 		stderr.Reset()
-		cmd := exec.CommandContext(ctx, path, "--version")
+		// ExtraFiles[0] is fd 3 in the child, not close-on-exec: the
+		// kernel opens /proc/self/fd/3 for the exec, and a #! interpreter
+		// can open it again.
+		cmd := exec.CommandContext(ctx, "/proc/self/fd/3", "--version")
+		cmd.ExtraFiles = []*os.File{f}
 		cmd.Dir = home
 		cmd.Env = []string{
 			"HOME=" + home,
@@ -44,6 +51,8 @@ func Smoke(ctx context.Context, path string, v release.Version) error {
 			"LANG=C.UTF-8",
 			"TMPDIR=" + home,
 		}
+		// A daemon the binary leaves behind must not keep us waiting.
+		cmd.WaitDelay = 5 * time.Second
 		cmd.Stdout = &limited{b: &out, n: 4096}
 		cmd.Stderr = &limited{b: &stderr, n: 4096}
 		err = cmd.Run()

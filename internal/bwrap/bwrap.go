@@ -50,6 +50,23 @@ type Op struct {
 	Perms fs.FileMode
 	// Args are the arguments of a Raw op.
 	Args []string
+	// SrcFD, if above 2, is an open fd of Src to bind from instead of the
+	// path (bwrap --bind-fd/--ro-bind-fd; a -try op becomes a plain one).
+	// Only the launcher sets it, when it has opened and checked Src.
+	SrcFD int
+	// Origin names where the op comes from in messages (a config line), or
+	// is empty for the launcher's own.
+	Origin string
+}
+
+// IsWritable reports whether the op binds a host path the sandbox can
+// write.
+func (o Op) IsWritable() bool {
+	switch o.Kind {
+	case Bind, BindTry, DevBind, DevBindTry:
+		return true
+	}
+	return false
 }
 
 // IsBind reports whether the op binds a host path.
@@ -102,6 +119,16 @@ func (p *Plan) Args() []string {
 			a = append(a, flags[o.Kind], o.Dest)
 		case Proc, Dev, Mqueue, Unsetenv:
 			a = append(a, flags[o.Kind], o.Dest)
+		case ROBind, ROBindTry, Bind, BindTry:
+			if o.SrcFD > 2 {
+				f := "--bind-fd"
+				if o.Kind == ROBind || o.Kind == ROBindTry {
+					f = "--ro-bind-fd"
+				}
+				a = append(a, f, strconv.Itoa(o.SrcFD), o.Dest)
+				break
+			}
+			a = append(a, flags[o.Kind], o.Src, o.Dest)
 		default:
 			a = append(a, flags[o.Kind], o.Src, o.Dest)
 		}

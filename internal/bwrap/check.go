@@ -73,9 +73,9 @@ func CheckUserns(read func(path string) (string, error)) error {
 	if n, ok := val(SysctlUsernsClone); ok && n == 0 {
 		return fmt.Errorf("%w: kernel.unprivileged_userns_clone is 0: run sudo sysctl -w kernel.unprivileged_userns_clone=1%s", ErrUserns, fix)
 	}
-	if n, ok := val(SysctlAppArmor); ok && n != 0 {
-		return fmt.Errorf("%w: AppArmor restricts them (kernel.apparmor_restrict_unprivileged_userns=%d): run sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0%s", ErrUserns, n, fix)
-	}
+	// AppArmor's restriction (kernel.apparmor_restrict_unprivileged_userns)
+	// is not refused here: a profile can exempt bwrap, and CheckAppArmor
+	// tries it.
 	if n, ok := val(SysctlMaxUserns); ok && n == 0 {
 		return fmt.Errorf("%w: user.max_user_namespaces is 0: run sudo sysctl -w user.max_user_namespaces=16384 and set it in /etc/sysctl.d/", ErrUserns)
 	}

@@ -61,9 +61,6 @@ func Exit(code int) error {
 	return &ExitError{Code: code}
 }
 
-// ErrNotImplemented is returned by applets that are not written yet.
-var ErrNotImplemented = errors.New("not implemented yet")
-
 // Code returns the exit code for err: 0 for nil, the code of an ExitError,
 // ExitFailure otherwise.
 func Code(err error) int {

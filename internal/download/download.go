@@ -38,6 +38,20 @@ type Options struct {
 	Idle time.Duration
 	// Logf, if set, reports retries.
 	Logf func(format string, args ...any)
+
+	// What an npm configuration can set (see npmreg.Settings); the zero
+	// values keep the defaults above.
+	//
+	// RootCAs, if set, are the only roots trusted (SSL_CERT_FILE is then
+	// not read). Insecure skips certificate verification altogether.
+	RootCAs  *x509.CertPool
+	Insecure bool
+	// Proxy replaces the proxies of the environment.
+	Proxy func(*http.Request) (*url.URL, error)
+	// Authorization returns the Authorization header for a request URL,
+	// "" for none. It is asked for every request, redirects included, so
+	// that credentials go only where they belong.
+	Authorization func(*url.URL) string
 }
 
 // Client fetches https URLs.
@@ -60,7 +74,9 @@ func New(o Options) (*Client, error) {
 	// Go reads SSL_CERT_FILE of the process environment by itself; reading
 	// it here too honours an injected environment and turns a bad file into
 	// a clear error instead of a silent fallback to the system roots.
-	if f := getenv("SSL_CERT_FILE"); f != "" {
+	if o.RootCAs != nil {
+		tlsConf.RootCAs = o.RootCAs
+	} else if f := getenv("SSL_CERT_FILE"); f != "" {
 		pem, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
@@ -71,8 +87,13 @@ func New(o Options) (*Client, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
+	tlsConf.InsecureSkipVerify = o.Insecure
+	proxy := http.ProxyFromEnvironment
+	if o.Proxy != nil {
+		proxy = o.Proxy
+	}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 proxy,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   20 * time.Second,
@@ -80,9 +101,13 @@ func New(o Options) (*Client, error) {
 		IdleConnTimeout:       90 * time.Second,
 		ForceAttemptHTTP2:     true,
 	}
+	var rt http.RoundTripper = tr
+	if o.Authorization != nil {
+		rt = &authTransport{rt: tr, auth: o.Authorization}
+	}
 	c := &Client{
 		http: &http.Client{
-			Transport: tr,
+			Transport: rt,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if req.URL.Scheme != "https" {
 					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", req.URL.Redacted())}
@@ -111,6 +136,23 @@ func New(o Options) (*Client, error) {
 		c.logf = func(string, ...any) {}
 	}
 	return c, nil
+}
+
+// authTransport sets the Authorization header of each request, redirects
+// included, from the request's own URL.
+type authTransport struct {
+	rt   http.RoundTripper
+	auth func(*url.URL) string
+}
+
+func (a *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if v := a.auth(req.URL); v != "" {
+		req.Header.Set("Authorization", v)
+	} else {
+		req.Header.Del("Authorization")
+	}
+	return a.rt.RoundTrip(req)
 }
 
 // policyError is a refusal of ours, not a network failure.

@@ -9,6 +9,8 @@ package netcfg
 import (
 	"net/netip"
 	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Config holds the paths and addresses netns-setup works with. Default gives
@@ -50,8 +52,8 @@ func Default(sysconfdir string) Config {
 // Makefile), where the presets are.
 func DefaultAt(sysconfdir, prefix string) Config {
 	return Config{
-		RunDir:         "/run/netns",
-		EtcDir:         "/etc/netns",
+		RunDir:         nsname.RunDir,
+		EtcDir:         nsname.EtcDir,
 		FirewallConfig: filepath.Join(sysconfdir, "netns-firewall.conf"),
 		HostResolvConf: "/etc/resolv.conf",
 		LockFile:       "/run/netns-setup.lock",

@@ -9,8 +9,6 @@
 package npmreg
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -23,6 +21,10 @@ import (
 
 // Scope is the npm scope of the agent packages.
 const Scope = "@anthropic-ai"
+
+// MainPackage is the package whose dist-tags say which version is latest;
+// its optionalDependencies name the platform packages' versions.
+const MainPackage = Scope + "/claude-code"
 
 // Package returns the npm package for a release platform.
 func Package(platform string) string { return Scope + "/claude-code-" + platform }
@@ -60,24 +62,7 @@ func Registry(ctx context.Context, c Config) (reg, from string, err error) {
 			}
 		}
 	}
-	var files []string
-	if f := getenv("NPM_CONFIG_USERCONFIG"); f != "" {
-		files = append(files, f)
-	} else if f := getenv("npm_config_userconfig"); f != "" {
-		files = append(files, f)
-	} else if c.Home != "" {
-		files = append(files, filepath.Join(c.Home, ".npmrc"))
-	}
-	if f := getenv("NPM_CONFIG_GLOBALCONFIG"); f != "" {
-		files = append(files, f)
-	} else if f := getenv("npm_config_globalconfig"); f != "" {
-		files = append(files, f)
-	} else {
-		if p := globalPrefix(getenv); p != "" {
-			files = append(files, filepath.Join(p, "etc", "npmrc"))
-		}
-		files = append(files, "/etc/npmrc")
-	}
+	files := c.files()
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -155,22 +140,8 @@ func globalPrefix(getenv func(string) string) string {
 // Later keys override earlier ones, as in npm.
 func ParseNpmrc(data []byte, getenv func(string) string) map[string]string {
 	m := make(map[string]string)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == ';' || line[0] == '#' || line[0] == '[' {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			v = v[1 : len(v)-1]
-		}
-		m[k] = expand(v, getenv)
+	for _, e := range parseEntries(data, getenv) {
+		m[e.key] = e.value
 	}
 	return m
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -21,14 +22,16 @@ type Packument struct {
 
 // PackumentVersion is one entry of Packument.Versions.
 type PackumentVersion struct {
-	Version string `json:"version"`
-	Dist    Dist   `json:"dist"`
+	Version              string            `json:"version"`
+	Dist                 Dist              `json:"dist"`
+	OptionalDependencies map[string]string `json:"optionalDependencies"`
 }
 
 // Dist says where a version's tarball is and what it hashes to.
 type Dist struct {
-	Integrity string `json:"integrity"`
-	Tarball   string `json:"tarball"`
+	Integrity    string `json:"integrity"`
+	Tarball      string `json:"tarball"`
+	UnpackedSize int64  `json:"unpackedSize"`
 }
 
 // ParsePackument parses a packument and checks that it is for package name.
@@ -47,7 +50,15 @@ func ParsePackument(data []byte, name string) (*Packument, error) {
 func (p *Packument) Tag(tag string) (release.Version, error) {
 	s, ok := p.DistTags[tag]
 	if !ok {
-		return release.Version{}, fmt.Errorf("%s has no dist-tag %q", p.Name, tag)
+		var tags []string
+		for t := range p.DistTags {
+			tags = append(tags, tagName(t))
+		}
+		sort.Strings(tags)
+		if tag == "stable" {
+			return release.Version{}, fmt.Errorf("npm has no stable channel: %s has no dist-tag \"stable\" (it has: %s); use latest, a version, or --source release for stable", p.Name, strings.Join(tags, ", "))
+		}
+		return release.Version{}, fmt.Errorf("%s has no dist-tag %q (it has: %s)", p.Name, tag, strings.Join(tags, ", "))
 	}
 	v, err := release.ParseVersion(s)
 	if err != nil {
@@ -56,10 +67,32 @@ func (p *Packument) Tag(tag string) (release.Version, error) {
 	return v, nil
 }
 
+// PlatformVersion returns the version of the platform package pkg that
+// version v of this (the main) package depends on through its
+// optionalDependencies. It must be an exact version: that is what npm
+// installs with v.
+func (p *Packument) PlatformVersion(v release.Version, pkg string) (release.Version, error) {
+	pv, ok := p.Versions[v.String()]
+	if !ok {
+		return release.Version{}, fmt.Errorf("%s has no version %s", p.Name, v)
+	}
+	dep, ok := pv.OptionalDependencies[pkg]
+	if !ok {
+		return release.Version{}, fmt.Errorf("%s@%s does not list %s in its optionalDependencies (no build for this platform?)", p.Name, v, pkg)
+	}
+	w, err := release.ParseVersion(dep)
+	if err != nil {
+		return release.Version{}, fmt.Errorf("%s@%s depends on %s@%s, not one exact version", p.Name, v, pkg, release.Quote([]byte(dep), 40))
+	}
+	return w, nil
+}
+
 // Artifact is a version's tarball and its sha512 digests.
 type Artifact struct {
 	Tarball string
 	SHA512  [][]byte
+	// UnpackedSize is dist.unpackedSize, 0 if the packument has none.
+	UnpackedSize int64
 }
 
 // Artifact returns the tarball URL (https) and the sha512 digests of
@@ -80,7 +113,11 @@ func (p *Packument) Artifact(v release.Version) (Artifact, error) {
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return Artifact{}, fmt.Errorf("%s@%s: tarball URL %s is not https", p.Name, v, release.Quote([]byte(pv.Dist.Tarball), 100))
 	}
-	return Artifact{Tarball: u.String(), SHA512: sums}, nil
+	size := pv.Dist.UnpackedSize
+	if size < 0 {
+		size = 0
+	}
+	return Artifact{Tarball: u.String(), SHA512: sums, UnpackedSize: size}, nil
 }
 
 // ParseIntegrity returns the sha512 digests of a Subresource Integrity
@@ -111,4 +148,17 @@ func ParseIntegrity(sri string) ([][]byte, error) {
 // with a slash): the scope's slash is escaped, as npm does.
 func URL(registry, name string) string {
 	return registry + strings.Replace(name, "/", "%2f", 1)
+}
+
+// tagName returns a dist-tag for a message, quoted unless plain.
+func tagName(t string) string {
+	if len(t) > 30 {
+		return release.Quote([]byte(t), 30)
+	}
+	for _, c := range t {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return release.Quote([]byte(t), 30)
+		}
+	}
+	return t
 }

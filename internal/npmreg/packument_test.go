@@ -33,7 +33,7 @@ func TestPackument(t *testing.T) {
 	tagTests := []struct{ name, tag, want, err string }{
 		{"latest", "latest", "2.1.332", ""},
 		{"stable", "stable", "2.1.300", ""},
-		{"missing", "next", "", `@anthropic-ai/claude-code-linux-x64 has no dist-tag "next"`},
+		{"missing", "next", "", `@anthropic-ai/claude-code-linux-x64 has no dist-tag "next" (it has: bad, latest, stable)`},
 		{"bad", "bad", "", `@anthropic-ai/claude-code-linux-x64: dist-tag bad: invalid version "x/y"`},
 	}
 	for _, tt := range tagTests {
@@ -157,14 +157,15 @@ func TestExtract(t *testing.T) {
 		{name: "missing", in: tgz(t, entry{"package/other", tar.TypeReg, "x"}), max: 100, err: "tarball: no package/claude"},
 		{name: "twice", in: tgz(t, entry{"package/claude", tar.TypeReg, "a"}, entry{"package/claude", tar.TypeReg, "b"}), max: 100, err: "tarball: package/claude appears twice"},
 		{name: "symlink", in: tgz(t, entry{"package/claude", tar.TypeSymlink, ""}), max: 100, err: "tarball: package/claude is not a regular file"},
-		{name: "too big", in: good, max: 3, err: "tarball: package/claude is 6 bytes, more than 3"},
+		{name: "too big", in: good, max: 3, err: "tarball: package/claude is 6 bytes, more than 3 (the packument's unpackedSize)"},
+		{name: "other entry too big", in: tgz(t, entry{"package/README.md", tar.TypeReg, "0123456789"}, entry{"package/claude", tar.TypeReg, "BINARY"}), max: 8, err: "tarball: package/README.md is 10 bytes, more than 8 (the packument's unpackedSize)"},
 		{name: "not gzip", in: []byte("<html>"), max: 100, err: "tarball: unexpected EOF"},
 		{name: "cut", in: good[:len(good)-10], max: 100, err: "tarball: unexpected EOF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			n, err := Extract(bytes.NewReader(tt.in), &out, tt.max)
+			n, err := Extract(bytes.NewReader(tt.in), &out, LimitsFor(tt.max), nil)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("Extract() = %d, %v; want error %q", n, err, tt.err)
@@ -226,7 +227,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add(tgz(f, entry{"package/claude", tar.TypeReg, "BINARY"}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out bytes.Buffer
-		n, err := Extract(bytes.NewReader(b), &out, 1<<20)
+		n, err := Extract(bytes.NewReader(b), &out, LimitsFor(1<<20), nil)
 		if err == nil && n != int64(out.Len()) {
 			t.Fatalf("Extract() = %d, wrote %d", n, out.Len())
 		}

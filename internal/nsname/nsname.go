@@ -14,6 +14,20 @@ import (
 	"fmt"
 )
 
+// RunDir holds one nsfs bind mount per persistent namespace, as ip-netns(8)
+// and netns-setup make them: RunDir/NAME.
+const RunDir = "/run/netns"
+
+// EtcDir holds per-namespace files: EtcDir/NAME/resolv.conf is what the
+// sandbox sees as /etc/resolv.conf in namespace NAME.
+const EtcDir = "/etc/netns"
+
+// Path returns the bind mount of namespace name under RunDir.
+func Path(name string) string { return RunDir + "/" + name }
+
+// ResolvConf returns the resolv.conf that netns-setup writes for name.
+func ResolvConf(name string) string { return EtcDir + "/" + name + "/resolv.conf" }
+
 // MaxLen is the longest valid name, in bytes.
 const MaxLen = 15
 

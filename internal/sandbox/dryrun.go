@@ -31,6 +31,7 @@ func (l *Launch) WriteDryRun(w io.Writer, bwrapPath string, seccompLen int) erro
 	}
 	fmt.Fprintf(b, "# seccomp: %d instructions on fd %d (claude --sandbox-seccomp shows the policy)\n", seccompLen, SeccompFD)
 	fmt.Fprintf(b, "# bwrap reads the options between %s and -- from fd %d (--args); they are shown in place\n", quote(bwrapPath), ArgsFD)
+	fmt.Fprintf(b, "# binds are shown by path; the launcher opens each source without trusting names and binds it from the fd (--bind-fd, --ro-bind-fd from fd %d on)\n", SeccompFD+1)
 	var argv []string
 	argv = append(argv, l.SystemdRun...)
 	argv = append(argv, l.NetnsEnter...)

@@ -41,6 +41,22 @@ func Scrubbed(name string) bool {
 	return false
 }
 
+// unsecure are the variables glibc removes for setuid programs (its
+// UNSECURE_ENVVARS) beyond the LD_ and MALLOC_ prefixes: they make the
+// loader or libc read files a variable names.
+var unsecure = map[string]bool{
+	"GCONV_PATH": true, "GETCONF_DIR": true, "GLIBC_TUNABLES": true, "HOSTALIASES": true,
+	"LOCALDOMAIN": true, "LOCPATH": true, "NIS_PATH": true, "NLSPATH": true,
+	"RESOLV_HOST_CONF": true, "RES_OPTIONS": true, "TMPDIR": true, "TZDIR": true,
+}
+
+// LoaderVar reports whether name steers the dynamic loader or libc. Such
+// variables never reach the chain (systemd-run, netns-enter, bwrap run on
+// the host); they are set inside only.
+func LoaderVar(name string) bool {
+	return unsecure[name] || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "MALLOC_")
+}
+
 // chainOnly are variables systemd-run needs to reach the user manager; they
 // stay in the chain's environment and bwrap replaces them. systemd-run
 // --user talks to $XDG_RUNTIME_DIR/systemd/private, so the session bus
@@ -63,6 +79,14 @@ func newEnv(list []string) *environ {
 		e.set(k, v)
 	}
 	return e
+}
+
+func (e *environ) clone() *environ {
+	c := &environ{order: append([]string(nil), e.order...), vals: make(map[string]string, len(e.vals))}
+	for k, v := range e.vals {
+		c.vals[k] = v
+	}
+	return c
 }
 
 func (e *environ) get(k string) (string, bool) {

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 
@@ -59,7 +58,7 @@ func (l *Launch) network(h Host, s Spec) (active bool, name string, err error) {
 	}
 	listed := func(n string) bool { return slices.Contains(f.Whitelist, n) }
 	up := func(n string) bool {
-		if _, err := h.Stat(filepath.Join("/run/netns", n)); err != nil {
+		if _, err := h.Stat(nsname.Path(n)); err != nil {
 			return false
 		}
 		return f.Up == nil || f.Up(n)

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
 )
@@ -90,6 +91,10 @@ type Launch struct {
 	// EnvRemoved and EnvSet describe the environment changes.
 	EnvRemoved []string
 	EnvSet     []string
+	// Writable are the host paths the sandbox can write besides the
+	// plan's writable binds: the config's rw and dev binds whose condition
+	// does not hold now (the agent may have written there before).
+	Writable []string
 }
 
 // InsideRuntimeDir is $XDG_RUNTIME_DIR inside the sandbox: an empty
@@ -113,9 +118,7 @@ type ConfigError = sandboxcfg.Error
 func Build(h Host, s Spec) (*Launch, error) {
 	l := &Launch{}
 	p := &l.Plan
-	p.Unshare = []string{"user", "pid", "ipc", "uts", "cgroup"}
-	p.DisableUserns = true
-	p.DieWithParent = true
+	*p = Namespaces()
 	p.SeccompFD = SeccompFD
 
 	env := newEnv(s.Environ)
@@ -212,7 +215,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
 	)
 	if netnsActive {
-		rc := filepath.Join("/etc/netns", netns, "resolv.conf")
+		rc := nsname.ResolvConf(netns)
 		if _, err := h.Stat(rc); err == nil {
 			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: rc, Dest: "/etc/resolv.conf"})
 		} else {
@@ -240,9 +243,35 @@ func Build(h Host, s Spec) (*Launch, error) {
 	env.set("DISABLE_INSTALLATION_CHECKS", "1")
 	l.EnvSet = []string{"PATH=" + env.vals["PATH"], "XDG_DATA_DIRS=/usr/share", "DISABLE_UPDATES=1", "DISABLE_AUTOUPDATER=1", "DISABLE_INSTALLATION_CHECKS=1", "XDG_RUNTIME_DIR=" + inRuntime}
 
+	// The chain runs on the host: its environment is the launcher's,
+	// scrubbed, without the variables that steer the dynamic loader and
+	// libc, and in the C locale (bwrap takes --setenv into its own
+	// environment while it parses, and a translated error message would
+	// load gconv modules from $GCONV_PATH). Those variables reach the
+	// sandbox through bwrap --setenv; so does everything the config sets.
+	chain := env.clone()
+	for _, k := range env.order {
+		if LoaderVar(k) {
+			chain.unset(k)
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: k, Dest: env.vals[k]})
+		}
+	}
+	if v, ok := env.get("LC_ALL"); ok {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: "LC_ALL", Dest: v})
+	} else {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: "LC_ALL"})
+	}
+	chain.set("LC_ALL", "C")
+
 	// The user's config, in order.
 	var command []string
-	writable := writableMounts(s)
+	writable, err := writableMounts(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range writable {
+		l.Writable = append(l.Writable, m.host)
+	}
 	for _, d := range s.Config {
 		ok, err := l.holds(h, s, d.When)
 		if err != nil {
@@ -254,7 +283,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		if err := checkPlanted(h, d, writable); err != nil {
 			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
 		}
-		if err := l.apply(h, s, d, env, &command); err != nil {
+		if err := l.apply(h, s, d, env, chain, &command); err != nil {
 			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
 		}
 	}
@@ -265,6 +294,8 @@ func Build(h Host, s Spec) (*Launch, error) {
 	if !filepath.IsAbs(sh) || !l.Visible(h, sh) {
 		sh = "/bin/sh"
 		env.set("SHELL", sh)
+		chain.set("SHELL", sh)
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: "SHELL", Dest: sh})
 		l.EnvSet = append(l.EnvSet, "SHELL="+sh)
 	}
 	if s.Shell {
@@ -278,7 +309,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		}
 		l.Command = append(command, s.Args...)
 	}
-	l.Env = env.list()
+	l.Env = chain.list()
 	return l, nil
 }
 
@@ -303,6 +334,11 @@ func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
 				}
 			}
 		case sandboxcfg.Exists:
+			// The agent must not decide which lines apply.
+			if w := l.agentDecides(h, s, c.Path); w != "" {
+				return false, &sandboxcfg.Error{Name: s.ConfigName, Line: c.Line, Msg: fmt.Sprintf(
+					"exists: %s lies in %s, which the sandbox can write: the agent could decide this condition: test a path outside it", c.Path, w)}
+			}
 			_, err := h.Stat(c.Path)
 			ok = err == nil
 		default:
@@ -326,7 +362,7 @@ func under(path, dir string) bool {
 	return strings.HasPrefix(path, dir+"/")
 }
 
-func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, command *[]string) error {
+func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *environ, command *[]string) error {
 	p := &l.Plan
 	a := d.Args
 	switch d.Name {
@@ -351,7 +387,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 			sandboxcfg.RW: bwrap.Bind, sandboxcfg.RWTry: bwrap.BindTry,
 			sandboxcfg.Dev: bwrap.DevBind, sandboxcfg.DevTry: bwrap.DevBindTry,
 		}[d.Name]
-		p.Ops = append(p.Ops, bwrap.Op{Kind: kind, Src: src, Dest: dest})
+		p.Ops = append(p.Ops, bwrap.Op{Kind: kind, Src: src, Dest: dest, Origin: origin(s, d)})
 	case sandboxcfg.Tmpfs:
 		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Tmpfs, Dest: a[0]})
 	case sandboxcfg.Dir:
@@ -359,10 +395,19 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 	case sandboxcfg.Symlink:
 		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Symlink, Src: a[0], Dest: a[1]})
 	case sandboxcfg.Setenv:
+		// Inside only: bwrap sets it for the command.
 		env.set(a[0], a[1])
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: a[0], Dest: a[1]})
 		l.EnvSet = append(l.EnvSet, a[0]+"="+a[1])
 	case sandboxcfg.Unsetenv:
+		// Removed from the chain too: bwrap is pid 1 inside, and the
+		// sandbox can read what bwrap was started with in
+		// /proc/1/environ.
 		for _, n := range a {
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: n})
+			if !chainOnly[n] {
+				chain.unset(n)
+			}
 			if env.unset(n) {
 				l.EnvRemoved = append(l.EnvRemoved, n)
 			}
@@ -378,7 +423,16 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env *environ, com
 		}
 		*command = append([]string(nil), a...)
 	case sandboxcfg.Bwrap:
-		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Raw, Args: append([]string(nil), a...)})
+		ops, err := rawOps(a)
+		if err != nil {
+			return err
+		}
+		for _, o := range ops {
+			if o.IsBind() {
+				o.Origin = origin(s, d)
+			}
+			p.Ops = append(p.Ops, o)
+		}
 	case sandboxcfg.SeccompAllow:
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
@@ -467,17 +521,53 @@ func (l *Launch) Argv(bwrapPath string) []string {
 type mount struct{ inside, host string }
 
 // writableMounts lists the host directories the sandbox can write: its home,
-// its /tmp, and every rw bind of the config (whether or not its condition
-// holds: the agent may have written there in an earlier session).
-func writableMounts(s Spec) []mount {
+// its /tmp, and every rw or dev bind of the config, raw bwrap ones included
+// (whether or not its condition holds: the agent may have written there in
+// an earlier session).
+func writableMounts(s Spec) ([]mount, error) {
 	ms := []mount{{s.Home, s.SandboxHome}, {"/tmp", s.Tmp}}
 	for _, d := range s.Config {
-		if d.Name == sandboxcfg.RW || d.Name == sandboxcfg.RWTry {
+		switch d.Name {
+		case sandboxcfg.RW, sandboxcfg.RWTry, sandboxcfg.Dev, sandboxcfg.DevTry:
 			dest := d.Args[len(d.Args)-1]
 			ms = append(ms, mount{dest, d.Args[0]})
+		case sandboxcfg.Bwrap:
+			ops, err := rawOps(d.Args)
+			if err != nil {
+				return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
+			}
+			for _, o := range ops {
+				if o.IsWritable() {
+					ms = append(ms, mount{o.Dest, o.Src})
+				}
+			}
 		}
 	}
-	return ms
+	return ms, nil
+}
+
+// rawOps splits the arguments of a bwrap directive into ops; a bind's
+// paths must be absolute, as everywhere in the config.
+func rawOps(args []string) ([]bwrap.Op, error) {
+	ops, err := bwrap.SplitRaw(args)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap: %v", err)
+	}
+	for i, o := range ops {
+		if !o.IsBind() {
+			continue
+		}
+		if !filepath.IsAbs(o.Src) || !filepath.IsAbs(o.Dest) {
+			return nil, fmt.Errorf("bwrap: bind paths must be absolute: %q %q", o.Src, o.Dest)
+		}
+		ops[i].Src, ops[i].Dest = filepath.Clean(o.Src), filepath.Clean(o.Dest)
+	}
+	return ops, nil
+}
+
+// origin names the config line d in messages.
+func origin(s Spec, d sandboxcfg.Directive) string {
+	return fmt.Sprintf("%s:%d: %s", s.ConfigName, d.Line, d.Name)
 }
 
 // checkPlanted refuses a directive whose source or destination passes
@@ -496,6 +586,13 @@ func checkPlanted(h Host, d sandboxcfg.Directive, ms []mount) error {
 		dests = a[:1]
 	case sandboxcfg.Symlink:
 		dests = a[1:2]
+	case sandboxcfg.Bwrap:
+		ops, _ := rawOps(a)
+		for _, o := range ops {
+			if o.IsBind() {
+				srcs, dests = append(srcs, o.Src), append(dests, o.Dest)
+			}
+		}
 	}
 	for _, m := range ms {
 		for _, p := range srcs {
@@ -531,4 +628,46 @@ func noSymlinkBelow(h Host, root, host, p string) error {
 		}
 	}
 	return nil
+}
+
+// agentDecides returns the writable mount (host path) in which the entry
+// at path, or an entry on the way to it, lies, or "" if none does: there
+// the agent can create, remove or relink it. An entry counts by its name
+// and by where it physically is (its directory resolved).
+func (l *Launch) agentDecides(h Host, s Spec, path string) string {
+	var roots []string
+	ms, _ := writableMounts(s)
+	for _, m := range ms {
+		roots = append(roots, m.host)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.IsWritable() {
+			roots = append(roots, o.Src)
+		}
+	}
+	for i, r := range roots {
+		if real, err := h.EvalSymlinks(r); err == nil {
+			roots = append(roots, real)
+		}
+		roots[i] = filepath.Clean(r)
+	}
+	q := "/"
+	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
+		if c == "" {
+			continue
+		}
+		q = filepath.Join(q, c)
+		cands := []string{q}
+		if d, err := h.EvalSymlinks(filepath.Dir(q)); err == nil {
+			cands = append(cands, filepath.Join(d, c))
+		}
+		for _, cand := range cands {
+			for _, r := range roots {
+				if under(cand, r) {
+					return r
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -395,6 +396,18 @@ func TestBuildErrors(t *testing.T) {
 			},
 			"dir /tmp/x/y", false,
 			"~/.claude-sandbox-init:1: dir: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		// Conditions the agent could decide by creating or removing a
+		// file where it can write.
+		{"exists in a rw project", nil,
+			"rw $PWD\nif exists $PWD/.use-kvm\n dev /dev/kvm\nend", false,
+			"~/.claude-sandbox-init:2: exists: /home/u/projects/p/.use-kvm lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"exists in the sandbox home", nil,
+			"if not exists ~/.claude-home/off\n ro /var/lib\nend", false,
+			"~/.claude-sandbox-init:1: exists: /home/u/.claude-home/off lies in /home/u/.claude-home, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"exists through a link of yours into a rw mount of a block that does not hold",
+			func(h *fakeHost) { h.files["/home/u/p-link"] = "/home/u/projects/p" },
+			"if pwd-under /srv\n rw /home/u/projects/p\nend\nif exists ~/p-link/flag\n ro /var/lib\nend", false,
+			"~/.claude-sandbox-init:4: exists: /home/u/p-link/flag lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
 		{"symlink destination through a planted link",
 			func(h *fakeHost) { h.files["/home/u/.claude-home/bin"] = "/usr/local/bin" },
 			"symlink /usr/bin/bash ~/bin/sh", false,
@@ -523,5 +536,64 @@ func TestLinksOutsideWritableDirsAreFollowed(t *testing.T) {
 	h.files["/usr/lib/x86_64"] = "d"
 	if _, err := Build(h, s); err != nil {
 		t.Fatalf("Build = %v, want no error", err)
+	}
+}
+
+// The chain runs on the host: loader and libc variables, from the user's
+// environment or the config, never reach it; they reach the sandbox through
+// bwrap --setenv. The config's unsetenv removes a variable from the chain
+// too (the sandbox can read bwrap's environment in /proc/1/environ).
+func TestChainEnvScrubbed(t *testing.T) {
+	s := baseSpec()
+	s.Environ = append(append([]string(nil), baseEnv...),
+		"LD_PRELOAD=/home/u/p/evil.so", "LD_LIBRARY_PATH=/home/u/p", "LD_AUDIT=/x.so", "GCONV_PATH=/home/u/p",
+		"MALLOC_TRACE=/x", "GLIBC_TUNABLES=glibc.rtld.x=1", "LOCPATH=/x", "NLSPATH=/x", "TZDIR=/x", "LC_ALL=de_DE.UTF-8")
+	s.Config = parseConfig(t, s, "setenv LD_PRELOAD /home/u/p/evil2.so\nsetenv LD_LIBRARY_PATH /home/u/p\nsetenv GCONV_PATH /x\nsetenv EDITOR vi\nunsetenv ANTHROPIC_API_KEY\n")
+	l, err := Build(debianHost(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range l.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	for _, k := range []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH", "MALLOC_TRACE", "GLIBC_TUNABLES", "LOCPATH", "NLSPATH", "TZDIR", "EDITOR", "ANTHROPIC_API_KEY"} {
+		if v, ok := env[k]; ok {
+			t.Errorf("chain env has %s=%q", k, v)
+		}
+	}
+	if env["LC_ALL"] != "C" {
+		t.Errorf("chain LC_ALL = %q, want C", env["LC_ALL"])
+	}
+	// Inside, in order: the user's loader variables, LC_ALL restored,
+	// then the config's.
+	var inside []string
+	for _, o := range l.Plan.Ops {
+		switch o.Kind {
+		case bwrap.Setenv:
+			inside = append(inside, o.Src+"="+o.Dest)
+		case bwrap.Unsetenv:
+			inside = append(inside, "-"+o.Dest)
+		}
+	}
+	want := []string{"XDG_RUNTIME_DIR=/run/user/1000",
+		"LD_PRELOAD=/home/u/p/evil.so", "LD_LIBRARY_PATH=/home/u/p", "LD_AUDIT=/x.so", "GCONV_PATH=/home/u/p",
+		"MALLOC_TRACE=/x", "GLIBC_TUNABLES=glibc.rtld.x=1", "LOCPATH=/x", "NLSPATH=/x", "TZDIR=/x", "LC_ALL=de_DE.UTF-8",
+		"LD_PRELOAD=/home/u/p/evil2.so", "LD_LIBRARY_PATH=/home/u/p", "GCONV_PATH=/x", "EDITOR=vi", "-ANTHROPIC_API_KEY"}
+	if d := cmp.Diff(want, inside); d != "" {
+		t.Errorf("inside environment ops (-want +got):\n%s", d)
+	}
+}
+
+func TestLoaderVar(t *testing.T) {
+	for name, want := range map[string]bool{
+		"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_ANYTHING": true, "MALLOC_ARENA_MAX": true,
+		"GCONV_PATH": true, "GLIBC_TUNABLES": true, "HOSTALIASES": true, "RES_OPTIONS": true, "TMPDIR": true,
+		"PATH": false, "HOME": false, "OLD_LD_PRELOAD": false, "LANG": false, "LC_ALL": false,
+	} {
+		if got := LoaderVar(name); got != want {
+			t.Errorf("LoaderVar(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

@@ -18,6 +18,11 @@ func Load(path, name string, uid int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return Read(f, name, uid)
+}
+
+// Read reads the open file f, checked as Load checks it.
+func Read(f *os.File, name string, uid int) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err

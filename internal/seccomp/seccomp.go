@@ -9,7 +9,9 @@
 // action cache (Linux 5.11+) then skips the filter for it.
 package seccomp
 
+// The syscall tables first, then the default program compiled from them.
 //go:generate go run mksysnum.go
+//go:generate go test -run ^TestDefaultPrecompiled$ -update .
 
 import (
 	"encoding/binary"

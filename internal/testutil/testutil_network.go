@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // UniqueName returns prefix followed by random hex digits, n bytes in all
@@ -58,7 +60,7 @@ func InNetns(t testing.TB, ns string, args ...string) string {
 // ends.
 func OpenNetns(t testing.TB, ns string) *os.File {
 	t.Helper()
-	f, err := os.Open("/run/netns/" + ns)
+	f, err := os.Open(nsname.Path(ns))
 	if err != nil {
 		t.Fatal(err)
 	}

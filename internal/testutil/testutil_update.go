@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -72,4 +73,46 @@ func ELF(t testing.TB, interp string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// RootOwnedDir returns a fresh directory, removed after the test, that a
+// claude-update running as the current user accepts as its bin dir's
+// parent: as root, one that root owns and only root can write, up to /
+// (t.TempDir lies under the world-writable /tmp); otherwise t.TempDir().
+// As root it is made under /var/cache/claude-sandbox-tests (or
+// $CLAUDE_SBX_AGENT_CACHE), the tests' own cache.
+func RootOwnedDir(t testing.TB) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return t.TempDir()
+	}
+	base := os.Getenv("CLAUDE_SBX_AGENT_CACHE")
+	if base == "" {
+		base = "/var/cache/claude-sandbox-tests"
+	}
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		Missing(t, "root-owned test dir: %v", err)
+	}
+	for p := filepath.Clean(base); ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != 0 || fi.Mode().Perm()&0o022 != 0 || fi.Mode()&os.ModeSymlink != 0 {
+			Missing(t, "%s is not a root-owned directory only root can write (%v, uid %d): set CLAUDE_SBX_AGENT_CACHE", p, fi.Mode(), st.Uid)
+		}
+		if p == "/" {
+			break
+		}
+	}
+	dir, err := os.MkdirTemp(base, "bindir.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -219,6 +219,7 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 			t.Errorf("claude --shell with %s up and whitelisted: namespace %q, want %s's %q (agents: %q)", own, got, own, ownNet, wantNet)
 		}
 	})
+	t.Run("loader variables stay out of the chain", func(t *testing.T) { loaderVarsStayOutOfTheChain(t, m, u) })
 
 	t.Run("agent.slice", func(t *testing.T) {
 		// The sandbox has its own cgroup namespace: look from outside.
@@ -348,6 +349,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 			t.Errorf("claude --sandbox-dry-run does not show the policy:\n%s", dry.Stdout)
 		}
 	})
+
+	t.Run("doctor", func(t *testing.T) { doctorEndToEnd(t, m, u.Name) })
 
 	t.Run("namespace stopped", func(t *testing.T) {
 		m.MustRun(t, "systemctl", "stop", "netns@agents.service")

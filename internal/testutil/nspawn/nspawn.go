@@ -16,9 +16,7 @@
 package nspawn
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 )
@@ -60,13 +58,6 @@ var DefaultMask = []string{
 	"man-db.timer",
 	"logrotate.timer",
 }
-
-// procSysUser makes /proc/sys/user writable in the machine (nspawn mounts
-// /proc/sys read-only): bwrap --disable-userns writes max_user_namespaces
-// inside the sandbox's own user namespace, which fails with EROFS there
-// although it changes nothing outside. The rest of /proc/sys stays
-// read-only, so the machine cannot change the host's kernel settings.
-const procSysUser = "mount --bind /proc/sys/user /proc/sys/user && mount -o remount,bind,rw /proc/sys/user"
 
 // Options configure Boot. The zero value boots a bare machine.
 type Options struct {
@@ -130,20 +121,6 @@ func nspawnArgs(name, root string, o Options) []string {
 	return args
 }
 
-// wrapperScript runs in the private mount namespace of the future nspawn
-// process: it joins the machine's cgroups, mounts the overlay, copies the
-// seed tree in and execs nspawn. Positional parameters: $1 the machine's
-// directory, then the cgroup.procs files, "--", the nspawn command.
-const wrapperScript = `set -eu
-d=$1; shift
-while [ "$1" != -- ]; do echo $$ >"$1"; shift; done; shift
-mount -t tmpfs -o mode=0755 claude-sbx-upper "$d/up"
-mkdir "$d/up/upper" "$d/up/work"
-mount -t overlay -o "lowerdir=/,upperdir=$d/up/upper,workdir=$d/up/work" claude-sbx-root "$d/merged"
-cp -a "$d/seed/." "$d/merged/"
-exec "$@"
-`
-
 // Output is what a command in the machine printed.
 type Output struct {
 	Stdout, Stderr string
@@ -161,24 +138,3 @@ func (e *ExitError) Error() string {
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
-
-// run runs cmd and returns its output; a failure carries the output.
-func run(cmd *exec.Cmd, shown []string) (Output, error) {
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	out := Output{Stdout: stdout.String(), Stderr: stderr.String()}
-	if err != nil {
-		return out, &ExitError{Args: shown, Err: err, Output: out}
-	}
-	return out, nil
-}
-
-// machineEnv is the environment of commands run in the machine.
-var machineEnv = []string{
-	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-	"LANG=C.UTF-8",
-	"HOME=/root",
-	"SYSTEMD_PAGER=",
-	"SYSTEMD_COLORS=0",
-}

@@ -1,0 +1,467 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+)
+
+// fakeHost is a machine made of tables.
+type fakeHost struct {
+	t         *testing.T
+	files     map[string]string
+	stats     map[string]FileInfo
+	links     map[string]string
+	cmds      map[string]Output // by argv joined with spaces
+	env       map[string]string
+	reachable map[string]bool
+	sums      map[string]string
+	uid       int
+	user      string
+	bwrap     string // "" for none found
+}
+
+func (h *fakeHost) ReadFile(p string) ([]byte, error) {
+	if v, ok := h.files[p]; ok {
+		return []byte(v), nil
+	}
+	return nil, fs.ErrNotExist
+}
+
+func (h *fakeHost) Stat(p string) (FileInfo, error) {
+	if v, ok := h.stats[p]; ok {
+		return v, nil
+	}
+	return FileInfo{}, fs.ErrNotExist
+}
+
+func (h *fakeHost) Readlink(p string) (string, error) {
+	if v, ok := h.links[p]; ok {
+		return v, nil
+	}
+	return "", fs.ErrNotExist
+}
+
+func (h *fakeHost) Run(_ context.Context, argv ...string) Output {
+	k := strings.Join(argv, " ")
+	if o, ok := h.cmds[k]; ok {
+		return o
+	}
+	h.t.Errorf("unexpected command %q", k)
+	return Output{Err: errors.New("unexpected command")}
+}
+
+func (h *fakeHost) Reachable(s string) bool { return h.reachable[s] }
+func (h *fakeHost) Getenv(k string) string  { return h.env[k] }
+func (h *fakeHost) UID() int                { return h.uid }
+func (h *fakeHost) User() string            { return h.user }
+
+func (h *fakeHost) FindBwrap() (string, error) {
+	if h.bwrap == "" {
+		return "", errors.New("bwrap not found")
+	}
+	return h.bwrap, nil
+}
+
+func (h *fakeHost) SHA256(p string) (string, error) {
+	if v, ok := h.sums[p]; ok {
+		return v, nil
+	}
+	return "", fs.ErrNotExist
+}
+
+const (
+	sum1 = "1111111111111111111111111111111111111111111111111111111111111111"
+	sum2 = "2222222222222222222222222222222222222222222222222222222222222222"
+	bin  = "/opt/claude/bin/claude.2.1.0"
+)
+
+var testConfig = Config{
+	Netns:          "agents",
+	NetnsDir:       "/run/netns",
+	ResolvConf:     "/etc/netns/agents/resolv.conf",
+	NetnsEnter:     "/usr/local/bin/netns-enter",
+	NetnsSetup:     "/usr/local/bin/netns-setup",
+	Whitelist:      "/usr/local/etc/netns-enter",
+	FirewallConfig: "/usr/local/etc/netns-firewall.conf",
+	BinDir:         "/opt/claude/bin",
+	Self:           "/usr/local/bin/claude-sandbox",
+	DNSName:        "api.anthropic.com",
+}
+
+func probeKey() string {
+	return strings.Join(append([]string{"/usr/bin/bwrap"}, bwrap.ProbeArgs(sandbox.Namespaces())...), " ")
+}
+
+const (
+	sliceKey     = "/usr/bin/systemd-run --user --scope --slice=agent --quiet -- true"
+	enterKey     = "/usr/local/bin/netns-enter agents -- true"
+	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
+	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
+	statusKey    = "/usr/local/bin/netns-setup status agents"
+	statusUp     = "namespace agents\n  firewall  table inet claude_sandbox: present\n  state     up\n"
+	profileText  = "abi <abi/4.0>,\nprofile claude-sandbox-bwrap /usr/bin/bwrap flags=(attach_disconnected) {\n}\n"
+	loadedHealth = "claude-sandbox-bwrap (enforce)\nclaude-sandbox-bwrap-child (enforce)\nunprivileged_userns (enforce)\n"
+)
+
+// healthy is an Ubuntu-like machine, fully installed, seen by alice; root
+// sees it with root's commands.
+func healthy(t *testing.T, root bool) *fakeHost {
+	h := &fakeHost{
+		t: t,
+		files: map[string]string{
+			bwrap.SysctlUsernsClone:         "1\n",
+			bwrap.SysctlMaxUserns:           "63000\n",
+			bwrap.SysctlAppArmor:            "1\n",
+			bwrap.AppArmorProfilePath:       profileText,
+			procStatus:                      "Name:\tdoctor\nSeccomp:\t0\nSeccomp_filters:\t0\n",
+			seccompActions:                  "kill_process kill_thread trap errno user_notif trace log allow\n",
+			testConfig.Whitelist:            "# netns-enter whitelist\nagents\n",
+			testConfig.FirewallConfig:       "# allow-list\nallow 192.168.1.10 tcp 443\n",
+			bin + ".sha256":                 sum1 + "  claude.2.1.0\n",
+			"/etc/netns/agents/resolv.conf": "nameserver 10.10.0.1\n",
+		},
+		stats: map[string]FileInfo{
+			"/usr/bin/bwrap":       {Mode: 0o755},
+			testConfig.NetnsEnter:  {Mode: fs.ModeSetuid | 0o755},
+			testConfig.NetnsSetup:  {Mode: 0o755},
+			"/run/netns/agents":    {Mode: 0o444},
+			"/usr/bin/systemd-run": {Mode: 0o755},
+			"/usr/sbin/ip":         {Mode: 0o755},
+			bin:                    {Mode: 0o755},
+		},
+		links: map[string]string{"/opt/claude/bin/claude": "claude.2.1.0"},
+		cmds: map[string]Output{
+			"/usr/bin/bwrap --version": {Stdout: "bubblewrap 0.9.0\n"},
+			probeKey():                 {},
+			sliceKey:                   {},
+			enterKey:                   {},
+			dnsKey:                     {Stdout: "160.79.104.10 via 10.10.0.1:53\n"},
+		},
+		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"},
+		reachable: map[string]bool{"/run/user/1000/systemd/private": true},
+		sums:      map[string]string{bin: sum1},
+		uid:       1000,
+		user:      "alice",
+		bwrap:     "/usr/bin/bwrap",
+	}
+	if root {
+		h.uid, h.user = 0, "root"
+		h.env = map[string]string{}
+		h.files[apparmorProfiles] = loadedHealth
+		h.cmds = map[string]Output{
+			"/usr/bin/bwrap --version": {Stdout: "bubblewrap 0.9.0\n"},
+			statusKey:                  {Stdout: statusUp},
+			rootDNSKey:                 {Stdout: "160.79.104.10 via 10.10.0.1:53\n"},
+		}
+	}
+	return h
+}
+
+// TestHealthy: a healthy machine has no FAIL and no warning beyond root's
+// note; every line that is not ok says how to make it ok.
+func TestHealthy(t *testing.T) {
+	for _, root := range []bool{false, true} {
+		res := Run(context.Background(), healthy(t, root), testConfig)
+		if len(res) != len(checks) {
+			t.Fatalf("root=%v: %d results for %d checks", root, len(res), len(checks))
+		}
+		for _, r := range res {
+			want := OK
+			if root && r.Check == "user" {
+				want = Warn
+			}
+			if root && (r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "whitelist") {
+				want = Skip
+			}
+			if !root && r.Check == "firewall" {
+				want = Skip
+			}
+			if r.Status != want {
+				t.Errorf("root=%v: %s = %s %q, want %s", root, r.Check, r.Status, r.Message, want)
+			}
+			if (r.Status == OK) != (r.Fix == "") {
+				t.Errorf("root=%v: %s %s has fix %q", root, r.Check, r.Status, r.Fix)
+			}
+		}
+		if Failed(res) {
+			t.Errorf("root=%v: Failed = true", root)
+		}
+	}
+}
+
+// TestChecks breaks one condition at a time and asserts that check's line.
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name   string
+		root   bool
+		breakf func(h *fakeHost)
+		check  string
+		status Status
+		msg    string // substring of the message
+		fix    string // the exact fix
+	}{
+		{"userns_clone off", false, func(h *fakeHost) { h.files[bwrap.SysctlUsernsClone] = "0\n" },
+			"userns-clone", Fail, "kernel.unprivileged_userns_clone = 0", "sudo sysctl -w kernel.unprivileged_userns_clone=1"},
+		{"userns_clone absent", false, func(h *fakeHost) { delete(h.files, bwrap.SysctlUsernsClone) },
+			"userns-clone", OK, "not in this kernel", ""},
+		{"max_user_namespaces zero", false, func(h *fakeHost) { h.files[bwrap.SysctlMaxUserns] = "0\n" },
+			"max-userns", Fail, "user.max_user_namespaces = 0", "sudo sysctl -w user.max_user_namespaces=16384"},
+		{"apparmor restricted, no profile", false, func(h *fakeHost) { delete(h.files, bwrap.AppArmorProfilePath) },
+			"apparmor", Fail, "/etc/apparmor.d/claude-sandbox-bwrap is not installed",
+			"sudo make install (in the claude-sandbox source tree: it installs and loads /etc/apparmor.d/claude-sandbox-bwrap)"},
+		{"apparmor profile for another bwrap", false, func(h *fakeHost) {
+			h.bwrap = "/usr/local/bin/bwrap"
+			h.stats["/usr/local/bin/bwrap"] = FileInfo{Mode: 0o755}
+			h.cmds[h.bwrap+" --version"] = Output{Stdout: "bubblewrap 0.11.0\n"}
+			h.cmds[strings.Replace(probeKey(), "/usr/bin/bwrap", h.bwrap, 1)] = Output{}
+		},
+			"apparmor", Fail, "is for another bwrap than /usr/local/bin/bwrap",
+			"sudo make install BWRAP=/usr/local/bin/bwrap (/etc/apparmor.d/claude-sandbox-bwrap is for another bwrap)"},
+		{"apparmor profile not loaded", true, func(h *fakeHost) { h.files[apparmorProfiles] = "unprivileged_userns (enforce)\n" },
+			"apparmor", Fail, "installed but not loaded", "sudo apparmor_parser -r /etc/apparmor.d/claude-sandbox-bwrap"},
+		{"apparmor package profile too", true, func(h *fakeHost) {
+			h.files[apparmorProfiles] = loadedHealth + "bwrap (enforce)\nunpriv_bwrap (enforce)\n"
+		},
+			"apparmor", Warn, "the apparmor package's bwrap", "sudo aa-disable /etc/apparmor.d/bwrap-userns-restrict"},
+		{"apparmor global switch off", false, func(h *fakeHost) { h.files[bwrap.SysctlAppArmor] = "0\n"; delete(h.files, bwrap.AppArmorProfilePath) },
+			"apparmor", OK, "off for every program", ""},
+		{"no apparmor", false, func(h *fakeHost) { delete(h.files, bwrap.SysctlAppArmor) },
+			"apparmor", OK, "no AppArmor user namespace restriction", ""},
+		{"bwrap missing", false, func(h *fakeHost) { h.bwrap = "" },
+			"bwrap", Fail, "bwrap not found", "sudo apt-get install bubblewrap (Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"},
+		{"bwrap setuid", false, func(h *fakeHost) { h.stats["/usr/bin/bwrap"] = FileInfo{Mode: fs.ModeSetuid | 0o755} },
+			"bwrap", Fail, "/usr/bin/bwrap is setuid root", "sudo chmod u-s /usr/bin/bwrap"},
+		{"bwrap too old", false, func(h *fakeHost) { h.cmds["/usr/bin/bwrap --version"] = Output{Stdout: "bubblewrap 0.6.2\n"} },
+			"bwrap", Fail, "is bubblewrap 0.6.2: 0.8.0 or newer is needed", "sudo apt-get install --only-upgrade bubblewrap"},
+		{"probe skipped without bwrap", false, func(h *fakeHost) { h.bwrap = "" },
+			"sandbox-probe", Skip, "no usable bwrap", "see the bwrap line"},
+		{"probe blocked by apparmor", false, func(h *fakeHost) {
+			h.cmds[probeKey()] = Output{Code: 1, Stderr: "bwrap: setting up uid map: Permission denied\n"}
+		}, "sandbox-probe", Fail, "AppArmor keeps bwrap from setting up its user namespace: bwrap: setting up uid map: Permission denied",
+			"sudo apparmor_parser -r /etc/apparmor.d/claude-sandbox-bwrap"},
+		{"probe fails otherwise", false, func(h *fakeHost) {
+			h.cmds[probeKey()] = Output{Code: 1, Stderr: "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n"}
+		}, "sandbox-probe", Fail, "Can't mount proc", "run it to see: " + probeKey()},
+		{"no seccomp", false, func(h *fakeHost) { h.files[procStatus] = "Name:\tdoctor\n" },
+			"seccomp", Fail, "this kernel has no seccomp", "boot a kernel built with CONFIG_SECCOMP_FILTER=y (every distribution kernel is)"},
+		{"seccomp without kill_process", false, func(h *fakeHost) { h.files[seccompActions] = "kill_thread trap errno trace allow\n" },
+			"seccomp", Fail, "lacks the kill_process action", "boot Linux 4.14 or newer"},
+		{"no XDG_RUNTIME_DIR", false, func(h *fakeHost) { h.env = map[string]string{} },
+			"systemd-user", Warn, "XDG_RUNTIME_DIR is not set", "log in through a PAM session (sudo apt-get install libpam-systemd), or: sudo loginctl enable-linger alice"},
+		{"user manager not answering", false, func(h *fakeHost) { h.reachable = nil },
+			"systemd-user", Warn, "no systemd user manager answers at /run/user/1000/systemd/private", "sudo loginctl enable-linger alice"},
+		{"no systemd-run", false, func(h *fakeHost) { delete(h.stats, "/usr/bin/systemd-run") },
+			"systemd-user", Warn, "systemd-run is not installed", "sudo apt-get install systemd"},
+		{"scope fails", false, func(h *fakeHost) {
+			h.cmds[sliceKey] = Output{Code: 1, Stderr: "Failed to start transient scope unit: Access denied\n"}
+		}, "agent-slice", Fail, "Access denied", "run it to see: " + sliceKey + "; then: systemctl --user status agent.slice"},
+		{"netns-enter not setuid", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: 0o755} },
+			"netns-enter", Fail, "is not setuid", "sudo chmod 4755 /usr/local/bin/netns-enter"},
+		{"netns-enter not root's", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: fs.ModeSetuid | 0o755, UID: 1000} },
+			"netns-enter", Fail, "owned by uid 1000", "sudo chown root:root /usr/local/bin/netns-enter && sudo chmod 4755 /usr/local/bin/netns-enter"},
+		{"netns-enter group-writable", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: fs.ModeSetuid | 0o775} },
+			"netns-enter", Fail, "writable by others", "sudo chmod 4755 /usr/local/bin/netns-enter"},
+		{"netns-enter missing", false, func(h *fakeHost) { delete(h.stats, testConfig.NetnsEnter) },
+			"netns-enter", Fail, "is not installed", "sudo make install-network"},
+		{"network part not installed", false, func(h *fakeHost) {
+			delete(h.stats, testConfig.NetnsEnter)
+			delete(h.stats, testConfig.NetnsSetup)
+			delete(h.stats, "/run/netns/agents")
+		}, "netns-enter", Warn, "the network part is not installed: the sandbox shares the host's network", "sudo make install-network && sudo systemctl enable --now systemd-networkd netns@agents.service"},
+		{"network part not installed, later lines", false, func(h *fakeHost) {
+			delete(h.stats, testConfig.NetnsEnter)
+			delete(h.stats, testConfig.NetnsSetup)
+			delete(h.stats, "/run/netns/agents")
+		}, "dns", Skip, "the network part is not installed", "see the netns-enter line"},
+		{"not in the whitelist", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not in the whitelist /usr/local/etc/netns-enter\n"}
+		}, "whitelist", Fail, "is not in the whitelist", "echo agents | sudo tee -a /usr/local/etc/netns-enter"},
+		{"not in the group", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: not a member of group sbx-users\n"}
+		}, "whitelist", Fail, "not a member of group sbx-users", "sudo usermod -aG sbx-users alice (then log in again)"},
+		{"whitelist missing", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter does not exist: run make install-network\n"}
+		}, "whitelist", Fail, "does not exist", "sudo make install-network"},
+		{"helper not setuid, as netns-enter says", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: netns-enter must be installed setuid root: run make install-network\n"}
+		}, "whitelist", Fail, "must be installed setuid root", "sudo chmod 4755 /usr/local/bin/netns-enter"},
+		{"whitelist malformed", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter:3: want NAME or NAME @GROUP, got 3 fields\n"}
+		}, "whitelist", Fail, "netns-enter: whitelist /usr/local/etc/netns-enter:3", "see DIAGNOSTICS in netns-enter(8)"},
+		{"whitelist without the name, as root", true, func(h *fakeHost) { h.files[testConfig.Whitelist] = "other\n" },
+			"whitelist", Fail, "does not name agents", "echo agents | sudo tee -a /usr/local/etc/netns-enter"},
+		{"namespace down", false, func(h *fakeHost) {
+			delete(h.stats, "/run/netns/agents")
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}
+		}, "namespace", Fail, "namespace agents is not active", "sudo systemctl enable --now netns@agents.service"},
+		{"namespace not judged when netns-enter refuses", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not in the whitelist /usr/local/etc/netns-enter\n"}
+		}, "namespace", Skip, "/run/netns/agents exists; netns-enter did not get in", "see the whitelist line"},
+		{"whitelist ok although namespace down", false, func(h *fakeHost) {
+			delete(h.stats, "/run/netns/agents")
+			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}
+		}, "whitelist", OK, "admits alice to agents", ""},
+		{"namespace half up, as root", true, func(h *fakeHost) {
+			h.cmds[statusKey] = Output{Code: 1, Stdout: "namespace agents\n  firewall  table inet claude_sandbox: present\n",
+				Stderr: "netns-setup: namespace agents is not up (missing: resolv.conf): systemctl restart netns@agents, or netns-setup up agents\n"}
+		}, "namespace", Fail, "missing: resolv.conf", "sudo systemctl restart netns@agents.service (without systemd: sudo netns-setup up agents)"},
+		{"firewall table missing, as root", true, func(h *fakeHost) {
+			h.cmds[statusKey] = Output{Code: 1, Stdout: "namespace agents\n  firewall  table inet claude_sandbox: missing\n", Stderr: "netns-setup: namespace agents is not up (missing: firewall)\n"}
+		}, "firewall", Fail, "table inet claude_sandbox is missing", "sudo systemctl restart netns@agents.service"},
+		{"firewall needs root", false, func(h *fakeHost) {},
+			"firewall", Skip, "visible to root only", "sudo claude-sandbox doctor"},
+		{"dns fails", false, func(h *fakeHost) {
+			h.cmds[dnsKey] = Output{Code: 1, Stderr: "doctor: resolve api.anthropic.com at 10.10.0.1:53: i/o timeout\n"}
+		}, "dns", Fail, "api.anthropic.com does not resolve inside agents: doctor: resolve api.anthropic.com at 10.10.0.1:53: i/o timeout",
+			"check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)"},
+		{"dns fails, as root", true, func(h *fakeHost) {
+			h.cmds[rootDNSKey] = Output{Code: 1, Stderr: "doctor: resolve api.anthropic.com at 10.10.0.1:53: server misbehaving\n"}
+		}, "dns", Fail, "server misbehaving", "check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)"},
+		{"dns without ip(8), as root", true, func(h *fakeHost) { delete(h.stats, "/usr/sbin/ip") },
+			"dns", Skip, "ip(8) is not installed", "sudo apt-get install iproute2"},
+		{"dns skipped when the namespace is down", false, func(h *fakeHost) { delete(h.stats, "/run/netns/agents") },
+			"dns", Skip, "not up", "see the namespace line"},
+		{"policy line broken", false, func(h *fakeHost) { h.files[testConfig.FirewallConfig] = "allow 192.168.1.10 tcp\n" },
+			"policy", Fail, "/usr/local/etc/netns-firewall.conf:1:", "fix that line, then: sudo systemctl restart netns@agents.service"},
+		{"policy file missing", false, func(h *fakeHost) { delete(h.files, testConfig.FirewallConfig) },
+			"policy", Warn, "is missing", "sudo make install-network (installs the commented default)"},
+		{"agent missing", false, func(h *fakeHost) { h.links = nil },
+			"agent", Fail, "/opt/claude/bin/claude is not installed", "sudo claude-update"},
+		{"agent dangling", false, func(h *fakeHost) { delete(h.stats, bin) },
+			"agent", Fail, "which is missing", "sudo claude-update --force"},
+		{"agent writable by a user", false, func(h *fakeHost) { h.stats[bin] = FileInfo{Mode: 0o755, UID: 1000} },
+			"agent", Fail, "anyone who can write it controls every sandbox", "sudo chown root:root " + bin + " && sudo chmod 0755 " + bin},
+		{"agent world-writable", false, func(h *fakeHost) { h.stats[bin] = FileInfo{Mode: 0o757} },
+			"agent", Fail, "mode 0757", "sudo chown root:root " + bin + " && sudo chmod 0755 " + bin},
+		{"agent version", false, func(h *fakeHost) {},
+			"agent", OK, "/opt/claude/bin/claude -> claude.2.1.0 (version 2.1.0)", ""},
+		{"agent changed after verification", false, func(h *fakeHost) { h.sums[bin] = sum2 },
+			"agent-hash", Fail, "the binary changed after it was verified", "sudo claude-update --force 2.1.0"},
+		{"no recorded hash", false, func(h *fakeHost) { delete(h.files, bin+".sha256") },
+			"agent-hash", Warn, "no verified SHA-256 recorded", "sudo claude-update --force 2.1.0"},
+		{"hash record as a bare digest in a dot file", false, func(h *fakeHost) {
+			delete(h.files, bin+".sha256")
+			h.files["/opt/claude/bin/.claude.2.1.0.sha256"] = "sha256:" + sum1 + " release\n"
+		}, "agent-hash", OK, "matches its verified SHA-256", ""},
+		{"hash record without a digest", false, func(h *fakeHost) { h.files[bin+".sha256"] = "verified\n" },
+			"agent-hash", Warn, "no verified SHA-256 recorded", "sudo claude-update --force 2.1.0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := healthy(t, tt.root)
+			tt.breakf(h)
+			res := Run(context.Background(), h, testConfig)
+			var got *Result
+			for i := range res {
+				if res[i].Check == tt.check {
+					got = &res[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no %s line in %v", tt.check, res)
+			}
+			if got.Status != tt.status || !strings.Contains(got.Message, tt.msg) || got.Fix != tt.fix {
+				t.Fatalf("%s = %s %q fix %q\nwant %s containing %q fix %q", tt.check, got.Status, got.Message, got.Fix, tt.status, tt.msg, tt.fix)
+			}
+			if Failed(res) != (tt.status == Fail) && tt.status == Fail {
+				t.Errorf("Failed = false with a FAIL line")
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	res := []Result{
+		{Check: "bwrap", Status: OK, Message: "/usr/bin/bwrap: bubblewrap 0.9.0, not setuid"},
+		{Check: "netns-enter", Status: Fail, Message: "/usr/local/bin/netns-enter is not setuid", Fix: "sudo chmod 4755 /usr/local/bin/netns-enter"},
+	}
+	var b strings.Builder
+	if err := Write(&b, res, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "ok    bwrap         /usr/bin/bwrap: bubblewrap 0.9.0, not setuid\n" +
+		"FAIL  netns-enter   /usr/local/bin/netns-enter is not setuid; fix: sudo chmod 4755 /usr/local/bin/netns-enter\n"
+	if b.String() != want {
+		t.Errorf("Write text =\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := Write(&b, res, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{`"ok": false`, `"check": "netns-enter"`, `"status": "FAIL"`, `"fix": "sudo chmod 4755 /usr/local/bin/netns-enter"`} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("Write json lacks %s:\n%s", w, b.String())
+		}
+	}
+}
+
+func TestNameserver(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"first wins", "# x\nsearch lan\nnameserver 10.10.0.1\nnameserver 1.1.1.1\n", "10.10.0.1"},
+		{"ipv6", "nameserver ::1\n", "::1"},
+		{"bad then good", "nameserver nope\nnameserver 9.9.9.9\n", "9.9.9.9"},
+		{"none", "search lan\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, ok := Nameserver([]byte(tt.in))
+			got := ""
+			if ok {
+				got = a.String()
+			}
+			if got != tt.want {
+				t.Errorf("Nameserver(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigEnv(t *testing.T) {
+	env := map[string]string{"CLAUDE_SBX_NETNS": "work", "CLAUDE_SBX_BINDIR": "/srv/claude/bin"}
+	c, err := config(func(k string) string { return env[k] }, DefaultDNSName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Netns != "work" || c.BinDir != "/srv/claude/bin" || c.ResolvConf != "/etc/netns/work/resolv.conf" {
+		t.Errorf("config = %+v", c)
+	}
+	env["CLAUDE_SBX_NETNS"] = "../x"
+	if _, err := config(func(k string) string { return env[k] }, DefaultDNSName); err == nil {
+		t.Error("config accepted CLAUDE_SBX_NETNS=../x")
+	}
+}
+
+// FuzzNameserver: any resolv.conf gives the address of its first
+// nameserver line that has one, or none.
+func FuzzNameserver(f *testing.F) {
+	f.Add("nameserver 10.10.0.1\n")
+	f.Add("# x\nnameserver ::1%eth0\nnameserver 1.1.1.1\n")
+	f.Add("nameserver\nnameserver bad\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		a, ok := Nameserver([]byte(in))
+		var want netip.Addr
+		found := false
+		for _, l := range strings.Split(in, "\n") {
+			if f := strings.Fields(l); !found && len(f) >= 2 && f[0] == "nameserver" {
+				want, found = parseAddr(f[1])
+			}
+		}
+		if ok != found || a != want {
+			t.Errorf("Nameserver(%q) = %v, %v; want %v, %v", in, a, ok, want, found)
+		}
+	})
+}
+
+func parseAddr(s string) (netip.Addr, bool) {
+	a, err := netip.ParseAddr(s)
+	return a, err == nil
+}

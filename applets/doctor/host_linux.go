@@ -1,0 +1,106 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+)
+
+// osHost is the real machine.
+type osHost struct {
+	uid  int
+	name string
+}
+
+func newHost() (Host, error) {
+	uid := os.Getuid()
+	name := strconv.Itoa(uid)
+	if u, err := user.LookupId(name); err == nil {
+		name = u.Username
+	}
+	return osHost{uid: uid, name: name}, nil
+}
+
+func (osHost) ReadFile(p string) ([]byte, error) { return os.ReadFile(p) }
+func (osHost) Readlink(p string) (string, error) { return os.Readlink(p) }
+func (osHost) Getenv(k string) string            { return os.Getenv(k) }
+func (h osHost) UID() int                        { return h.uid }
+func (h osHost) User() string                    { return h.name }
+func (osHost) FindBwrap() (string, error)        { return bwrap.Find(os.Getenv("PATH")) }
+
+func (osHost) Stat(p string) (FileInfo, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return FileInfo{}, errors.New(p + ": no owner")
+	}
+	return FileInfo{Mode: fi.Mode(), UID: st.Uid}, nil
+}
+
+// runTimeout bounds every command a check runs: a hung resolver or user
+// manager must not hang the doctor.
+const runTimeout = 20 * time.Second
+
+func (osHost) Run(ctx context.Context, argv ...string) Output {
+	ctx, cancel := context.WithTimeout(ctx, runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	o := Output{Stdout: out.String(), Stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		o.Code = ee.ExitCode()
+		if ctx.Err() != nil {
+			o.Err = errors.New(argv[0] + ": no answer in " + runTimeout.String())
+		} else if o.Code < 0 {
+			o.Err = err
+		}
+	default:
+		o.Err = err
+	}
+	return o
+}
+
+// Reachable connects to the unix socket and hangs up: a stale socket file
+// left by a manager that exited does not count.
+func (osHost) Reachable(socket string) bool {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Connect(fd, &unix.SockaddrUnix{Name: socket}) == nil
+}
+
+func (osHost) SHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,40 @@
+package netnssetup
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+func TestUndoStack(t *testing.T) {
+	var order []string
+	step := func(name string, fail error) func() error {
+		return func() error { order = append(order, name); return fail }
+	}
+	busy := errors.New("device or resource busy")
+
+	var u undoStack
+	u.push("firewall table", step("table", nil))
+	u.push("namespace agents", step("netns", busy))
+	u.push("veth netns-agents", step("veth", nil))
+
+	err := errors.New("add address: file exists")
+	u.run(&err)
+	if want := []string{"veth", "netns", "table"}; !slices.Equal(order, want) {
+		t.Errorf("undo order = %v, want %v", order, want)
+	}
+	if !errors.Is(err, busy) {
+		t.Errorf("undo error %v does not carry the failed step's error", err)
+	}
+	want := "add address: file exists\nundo: namespace agents: device or resource busy (remove it by hand)"
+	if err.Error() != want {
+		t.Errorf("run(err) = %q, want %q", err, want)
+	}
+
+	order = nil
+	var ok error
+	u.run(&ok)
+	if ok != nil || len(order) != 0 {
+		t.Errorf("run(nil) ran %v, err %v; want nothing", order, ok)
+	}
+}

@@ -1,0 +1,102 @@
+package bindir
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Owner is who owns a path and its mode, as CheckChain needs them.
+type Owner struct {
+	UID  uint32
+	Mode os.FileMode
+}
+
+// statOwner is Lstat reduced to Owner.
+func statOwner(path string) (Owner, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Owner{}, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return Owner{}, fmt.Errorf("lstat %s: no owner", path)
+	}
+	return Owner{UID: st.Uid, Mode: fi.Mode()}, nil
+}
+
+// CheckTrusted refuses a bin directory that someone other than root could
+// change: the directory and every directory above it must be owned by root
+// and writable by neither group nor others, and so must every symlink on
+// the way and the directories its target leads through. Whoever can write
+// there could otherwise put a binary where a root claude-update runs it.
+// Components that do not exist yet are skipped: Lock creates them as root
+// and checks again.
+func CheckTrusted(path string) error {
+	return checkTrusted(path, statOwner, os.Readlink, 0)
+}
+
+// checkTrusted is CheckTrusted with the file system as functions, for tests.
+func checkTrusted(path string, stat func(string) (Owner, error), readlink func(string) (string, error), depth int) error {
+	if depth > 16 {
+		return fmt.Errorf("bin dir %s: too many levels of symbolic links", path)
+	}
+	path = filepath.Clean(path)
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("bin dir %s is not an absolute path", path)
+	}
+	// From / down, so that the first problem reported is the outermost.
+	var prefixes []string
+	for p := path; ; p = filepath.Dir(p) {
+		prefixes = append(prefixes, p)
+		if p == "/" {
+			break
+		}
+	}
+	for i := len(prefixes) - 1; i >= 0; i-- {
+		p := prefixes[i]
+		o, err := stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("bin dir %s: %w", path, err)
+		}
+		if msg := untrusted(o); msg != "" {
+			return fmt.Errorf("bin dir %s is unsafe for root: %s %s: %s", path, p, msg, advice(p, path, o))
+		}
+		if o.Mode&os.ModeSymlink != 0 {
+			t, err := readlink(p)
+			if err != nil {
+				return fmt.Errorf("bin dir %s: %w", path, err)
+			}
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(p), t)
+			}
+			rest := strings.TrimPrefix(path, p)
+			return checkTrusted(filepath.Join(t, rest), stat, readlink, depth+1)
+		}
+	}
+	return nil
+}
+
+// untrusted says what is wrong with o, or "".
+func untrusted(o Owner) string {
+	switch {
+	case o.UID != 0:
+		return fmt.Sprintf("is owned by uid %d, not root", o.UID)
+	case o.Mode&os.ModeSymlink == 0 && o.Mode.Perm()&0o022 != 0:
+		return fmt.Sprintf("is writable by group or others (%v)", o.Mode)
+	}
+	return ""
+}
+
+func advice(p, dir string, o Owner) string {
+	if p == dir && o.Mode&os.ModeSymlink == 0 {
+		return fmt.Sprintf("chown root:root %s && chmod go-w %s, or set CLAUDE_SBX_BINDIR to a directory only root can write (such as /opt/claude/bin)", p, p)
+	}
+	return "set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write, in directories likewise (such as /opt/claude/bin)"
+}

@@ -1,0 +1,341 @@
+// Package hostpath opens host paths without trusting their names. Each
+// component is opened with O_PATH|O_NOFOLLOW relative to the directory
+// before it; symlinks are followed by the walk itself, which records where
+// each one lies, so a caller can refuse one that lies where the sandbox can
+// write. Checks then run on the open fds, and the launcher binds from them:
+// nothing can be swapped between the check and the use.
+package hostpath
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxHops is the most symlinks one walk follows (as the kernel's ELOOP).
+const MaxHops = 40
+
+const walkFlags = unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+// ID identifies a file on the host.
+type ID struct{ Dev, Ino uint64 }
+
+// Hop is a symlink the walk followed.
+type Hop struct {
+	// Path is where the link lies, as walked.
+	Path string
+	// Dir is the directory holding the link (O_PATH).
+	Dir *os.File
+}
+
+// Resolved is an opened path.
+type Resolved struct {
+	// File is the final file (O_PATH; a symlink itself only when Open was
+	// asked not to follow a final one).
+	File *os.File
+	// Path is the physical path as walked: no symlinks, no "..".
+	Path string
+	// Parent is the directory holding File (O_PATH); "/" for "/".
+	Parent *os.File
+	// Hops are the symlinks followed, in order.
+	Hops []Hop
+	// Stat is File's fstat.
+	Stat unix.Stat_t
+}
+
+// ID returns the final file's identity.
+func (r *Resolved) ID() ID { return ID{uint64(r.Stat.Dev), r.Stat.Ino} }
+
+// IsSymlink reports whether the final file is a symlink (only when Open was
+// called with followLast false).
+func (r *Resolved) IsSymlink() bool { return r.Stat.Mode&unix.S_IFMT == unix.S_IFLNK }
+
+// IsDir reports whether the final file is a directory.
+func (r *Resolved) IsDir() bool { return r.Stat.Mode&unix.S_IFMT == unix.S_IFDIR }
+
+// Close closes every fd r holds. File is closed too unless it was taken
+// with TakeFile.
+func (r *Resolved) Close() {
+	if r == nil {
+		return
+	}
+	for _, h := range r.Hops {
+		h.Dir.Close()
+	}
+	r.Hops = nil
+	if r.Parent != nil {
+		r.Parent.Close()
+		r.Parent = nil
+	}
+	if r.File != nil {
+		r.File.Close()
+		r.File = nil
+	}
+}
+
+// TakeFile returns File and leaves r without it, so that Close keeps it
+// open.
+func (r *Resolved) TakeFile() *os.File {
+	f := r.File
+	r.File = nil
+	return f
+}
+
+// Error is a failed walk: Path is the component (as walked) that failed.
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Open walks the absolute path from "/". A final symlink is followed when
+// followLast is true, else it is opened itself.
+func Open(path string, followLast bool) (*Resolved, error) {
+	if !strings.HasPrefix(path, "/") {
+		return nil, &Error{path, errors.New("not an absolute path")}
+	}
+	root, err := openat(unix.AT_FDCWD, "/")
+	if err != nil {
+		return nil, &Error{"/", err}
+	}
+	type entry struct {
+		f    *os.File
+		name string
+	}
+	stack := []entry{{root, ""}}
+	r := &Resolved{}
+	fail := func(err error) (*Resolved, error) {
+		for _, e := range stack {
+			e.f.Close()
+		}
+		r.Close()
+		return nil, err
+	}
+	cur := func() string {
+		var b strings.Builder
+		for _, e := range stack[1:] {
+			b.WriteString("/")
+			b.WriteString(e.name)
+		}
+		if b.Len() == 0 {
+			return "/"
+		}
+		return b.String()
+	}
+	todo := split(path)
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				stack[len(stack)-1].f.Close()
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		dir := stack[len(stack)-1]
+		here := strings.TrimSuffix(cur(), "/") + "/" + c
+		f, err := openat(int(dir.f.Fd()), c)
+		if err != nil {
+			return fail(&Error{here, err})
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return fail(&Error{here, err})
+		}
+		last := len(todo) == 0
+		switch {
+		case st.Mode&unix.S_IFMT == unix.S_IFLNK && (!last || followLast):
+			if len(r.Hops) >= MaxHops {
+				f.Close()
+				return fail(&Error{here, unix.ELOOP})
+			}
+			target, err := readlink(f)
+			f.Close()
+			if err != nil {
+				return fail(&Error{here, err})
+			}
+			d, err := reopen(dir.f)
+			if err != nil {
+				return fail(&Error{here, err})
+			}
+			r.Hops = append(r.Hops, Hop{Path: here, Dir: d})
+			if strings.HasPrefix(target, "/") {
+				for _, e := range stack[1:] {
+					e.f.Close()
+				}
+				stack = stack[:1]
+			}
+			todo = append(split(target), todo...)
+			continue
+		case !last && st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			f.Close()
+			return fail(&Error{here, unix.ENOTDIR})
+		}
+		stack = append(stack, entry{f, c})
+	}
+	r.Path = cur()
+	top := stack[len(stack)-1]
+	r.File = top.f
+	if err := unix.Fstat(int(r.File.Fd()), &r.Stat); err != nil {
+		return fail(&Error{r.Path, err})
+	}
+	if len(stack) > 1 {
+		r.Parent = stack[len(stack)-2].f
+		for _, e := range stack[:len(stack)-2] {
+			e.f.Close()
+		}
+	} else {
+		p, err := reopen(top.f)
+		if err != nil {
+			return fail(&Error{r.Path, err})
+		}
+		r.Parent = p
+	}
+	return r, nil
+}
+
+func split(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func openat(dirfd int, name string) (*os.File, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, walkFlags, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
+}
+
+// reopen returns a new O_PATH fd of the directory f.
+func reopen(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+func readlink(f *os.File) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(int(f.Fd()), "", buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		if len(buf) >= 1<<16 {
+			return "", unix.ENAMETOOLONG
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// Stat returns the identity of f.
+func Stat(f *os.File) (ID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return ID{}, err
+	}
+	return ID{uint64(st.Dev), st.Ino}, nil
+}
+
+// Ancestors returns the identities of the directory dir and of each
+// directory above it, up to the root, found through ".." on fds.
+func Ancestors(dir *os.File) ([]ID, error) {
+	var ids []ID
+	f, err := reopen(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { f.Close() }()
+	for i := 0; i < 4096; i++ {
+		id, err := Stat(f)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+		up, err := openat(int(f.Fd()), "..")
+		if err != nil {
+			return nil, err
+		}
+		upID, err := Stat(up)
+		if err != nil {
+			up.Close()
+			return nil, err
+		}
+		f.Close()
+		f = up
+		if upID == id {
+			return ids, nil
+		}
+	}
+	return nil, fmt.Errorf("more than 4096 directories above %s", dir.Name())
+}
+
+// Within returns the first of ids that is dir or a directory above it.
+func Within(dir *os.File, ids map[ID]string) (ID, bool, error) {
+	anc, err := Ancestors(dir)
+	if err != nil {
+		return ID{}, false, err
+	}
+	for _, a := range anc {
+		if _, ok := ids[a]; ok {
+			return a, true, nil
+		}
+	}
+	return ID{}, false, nil
+}
+
+// Child opens name, one component, in the directory r without following
+// a symlink. The result carries copies of r's hops.
+func (r *Resolved) Child(name string) (*Resolved, error) {
+	here := strings.TrimSuffix(r.Path, "/") + "/" + name
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return nil, &Error{here, errors.New("not a single path component")}
+	}
+	f, err := openat(int(r.File.Fd()), name)
+	if err != nil {
+		return nil, &Error{here, err}
+	}
+	c := &Resolved{File: f, Path: here}
+	if err := unix.Fstat(int(f.Fd()), &c.Stat); err != nil {
+		c.Close()
+		return nil, &Error{here, err}
+	}
+	if c.Parent, err = reopen(r.File); err != nil {
+		c.Close()
+		return nil, &Error{here, err}
+	}
+	for _, h := range r.Hops {
+		d, err := reopen(h.Dir)
+		if err != nil {
+			c.Close()
+			return nil, &Error{h.Path, err}
+		}
+		c.Hops = append(c.Hops, Hop{Path: h.Path, Dir: d})
+	}
+	return c, nil
+}

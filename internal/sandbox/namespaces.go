@@ -1,0 +1,15 @@
+package sandbox
+
+import "github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+
+// Namespaces returns the namespace options of every sandbox, and nothing
+// else: the plan that Build starts from, and the one that bwrap.Probe (the
+// launcher's AppArmor check, claude-sandbox doctor) runs `true` in.
+func Namespaces() bwrap.Plan {
+	return bwrap.Plan{
+		Unshare:       []string{"user", "pid", "ipc", "uts", "cgroup"},
+		DisableUserns: true,
+		DieWithParent: true,
+		SeccompFD:     -1,
+	}
+}

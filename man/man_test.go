@@ -38,7 +38,7 @@ var pages = []page{
 	{"netns-enter.8", []string{"applets/netns-enter", "internal/nsname"}},
 	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/nft", "internal/nsname"}},
 	{"netns-dns.8", []string{"applets/netns-dns"}},
-	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname"}},
+	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname", "internal/bindir"}},
 }
 
 func root(t *testing.T) string { return testutil.ModuleRoot(t) }

@@ -5,7 +5,7 @@
 # e2e-agent       the real agent (scripts/fetch-agent, cached) through the
 #                 sandbox as the test user: --version, state in ~/.claude-home
 # bench-launcher  claude --shell -c true against bare bwrap, median and ratio
-# fuzz-launcher   fuzz the ~/.claude-sandbox-init parser
+# fuzz-launcher   fuzz the ~/.claude-sandbox-init parser and the git index reader
 
 .PHONY: test-launcher e2e-agent bench-launcher fuzz-launcher
 E2E   += e2e-agent
@@ -23,3 +23,4 @@ bench-launcher:
 
 fuzz-launcher:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),60s) ./internal/sandboxcfg
+	$(GO) test -run '^$$' -fuzz '^FuzzGitlinks$$' -fuzztime $(or $(FUZZTIME),60s) ./internal/sandbox

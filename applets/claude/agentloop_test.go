@@ -59,16 +59,6 @@ func loopSandbox(t *testing.T) *testutil.Sandbox {
 	return s
 }
 
-// projectConfigUntilDefault makes dir the sandbox's project the way the
-// launcher will by default (the git root of the working directory below
-// $HOME, read-write, its .git read-only, started in it). Until that default
-// lands, the user's ~/.claude-sandbox-init says so; remove this helper then
-// (the tests must pass with no config at all).
-func projectConfigUntilDefault(t *testing.T, s *testutil.Sandbox, dir string) {
-	t.Helper()
-	s.WriteConfig(t, fmt.Sprintf("rw %s\nro %s/.git\nchdir %s\n", dir, dir, dir))
-}
-
 // userProject makes ~/NAME a git repository of the test user with one
 // commit holding greeting.txt ("hello\n").
 func userProject(t *testing.T, s *testutil.Sandbox, name string) string {
@@ -125,7 +115,6 @@ func TestE2EAgentLoop(t *testing.T) {
 	s := loopSandbox(t)
 	m := marker(t)
 	proj := userProject(t, s, "proj")
-	projectConfigUntilDefault(t, s, proj)
 
 	// Bait in the user's real home, and a file in the host's /tmp.
 	mkUserDir(t, s, filepath.Join(s.Home, ".ssh"))
@@ -258,7 +247,6 @@ func TestE2EAgentLoopExit(t *testing.T) {
 	s := loopSandbox(t)
 	m := marker(t)
 	proj := userProject(t, s, "proj")
-	projectConfigUntilDefault(t, s, proj)
 	s.Env = []string{"SBX_MARK=" + m}
 	// The marker reaches the sleep through the environment, so only its
 	// command line carries it.

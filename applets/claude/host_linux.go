@@ -1,11 +1,15 @@
 package claude
 
 import (
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // osHost is the real machine, as sandbox.Build sees it.
@@ -26,4 +30,27 @@ func (osHost) Reachable(socket string) bool {
 	}
 	defer unix.Close(fd)
 	return unix.Connect(fd, &unix.SockaddrUnix{Name: socket}) == nil
+}
+
+// ReadFile reads a regular file without following a symlink in its last
+// component, and without blocking on a FIFO: what it reads may lie where
+// the sandbox writes.
+func (osHost) ReadFile(p string) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: errors.New("not a regular file")}
+	}
+	if fi.Size() > sandbox.MaxReadFile {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: errors.New("too large")}
+	}
+	return io.ReadAll(io.LimitReader(f, sandbox.MaxReadFile))
 }

@@ -52,7 +52,9 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 
 	var directives []sandboxcfg.Directive
 	cfg, src, err := loadConfig(filepath.Join(home, ".claude-sandbox-init"), uid)
-	defer cfg.Close()
+	if err == nil {
+		defer cfg.Close()
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -112,6 +114,16 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	}
 	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
 		return err
+	}
+	// The agent's own repository (git commit) is a bind source: it must
+	// exist before the binds are opened.
+	if l.AgentGit != "" {
+		if err := checkHostGit(); err != nil {
+			return err
+		}
+		if err := ensureAgentGit(l.AgentGit, uid); err != nil {
+			return err
+		}
 	}
 	// Every bind from an fd checked on the host, bwrap's first after the
 	// args and the seccomp program. The sandbox home and the private tmp

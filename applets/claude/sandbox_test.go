@@ -196,6 +196,7 @@ func TestWorkingDirectoryRule(t *testing.T) {
 	proj := filepath.Join(s.Home, "projects", "p")
 	mkUserDir(t, s, filepath.Join(s.Home, "projects"))
 	mkUserDir(t, s, proj)
+	mkUserDir(t, s, filepath.Join(proj, "sub"))
 	mkUserDir(t, s, filepath.Join(s.Home, "projects", "sibling"))
 	mkUserDir(t, s, filepath.Join(s.Home, "other"))
 	writeUserFile(t, s, filepath.Join(proj, "in-project"), "p", 0o644)
@@ -206,15 +207,36 @@ func TestWorkingDirectoryRule(t *testing.T) {
 		cmd.Dir = dir
 		return testutil.RunCommand(t, cmd)
 	}
+	const notVisible = "is not visible in the sandbox"
 
-	// No config: the working directory is not visible; start in ~.
+	// No config: the working directory is the project, read-write; no
+	// sibling.
 	r := run(proj)
-	if !strings.HasPrefix(r.Stdout, s.Home+"\n") || strings.Contains(r.Stdout, "in-project") {
-		t.Errorf("without config, the working directory is visible: %v", r)
+	if want := proj + "\np\np"; !strings.HasPrefix(r.Stdout, want) || strings.Contains(r.Stdout, "sibling") || strings.Contains(r.Stderr, notVisible) {
+		t.Errorf("without config: stdout %q, want prefix %q and no sibling (%v)", r.Stdout, want, r)
+	}
+	// Below a git checkout the project is the checkout's root.
+	mkUserDir(t, s, filepath.Join(proj, ".git"))
+	cmd := s.Command("--shell", "-c", `pwd; cat ../in-project; touch ../written && echo written`)
+	cmd.Dir = filepath.Join(proj, "sub")
+	r = testutil.RunCommand(t, cmd)
+	if want := filepath.Join(proj, "sub") + "\npwritten\n"; r.Stdout != want {
+		t.Errorf("in a subdirectory of a git checkout: stdout %q, want %q (%v)", r.Stdout, want, r)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "written")); err != nil {
+		t.Errorf("write in the project did not reach the host: %v", err)
+	}
+	// Home and outside the home: not visible, and one line says so.
+	for _, dir := range []string{s.Home, filepath.Dir(s.BinDir)} {
+		r = run(dir)
+		if !strings.HasPrefix(r.Stdout, s.Home+"\n") || strings.Count(r.Stderr, notVisible) != 1 {
+			t.Errorf("in %s: want a start in ~ and one line saying it is not visible: %v", dir, r)
+		}
 	}
 
-	// The shipped example: inside ~/projects, the project only.
-	s.WriteConfig(t, "if pwd-under ~/projects\n  tmpfs ~/projects\n  rw $PWD\n  chdir $PWD\nend\n")
+	// The shipped example of earlier versions still works: inside
+	// ~/projects, the project only.
+	s.WriteConfig(t, "project off\nif pwd-under ~/projects\n  tmpfs ~/projects\n  rw $PWD\n  chdir $PWD\nend\n")
 	r = run(proj)
 	if want := proj + "\np\np"; !strings.HasPrefix(r.Stdout, want) {
 		t.Errorf("inside ~/projects: stdout %q, want prefix %q (%v)", r.Stdout, want, r)
@@ -222,7 +244,8 @@ func TestWorkingDirectoryRule(t *testing.T) {
 	if strings.Contains(r.Stdout, "sibling") {
 		t.Errorf("sibling project visible: %v", r)
 	}
-	// Outside ~/projects the rule does not apply.
+	// Outside ~/projects the rule does not apply, and project off hides
+	// it.
 	r = run(filepath.Join(s.Home, "other"))
 	if !strings.HasPrefix(r.Stdout, s.Home+"\n") || strings.Contains(r.Stdout, "\no\n") {
 		t.Errorf("outside ~/projects, the working directory is visible: %v", r)
@@ -234,7 +257,7 @@ func TestWorkingDirectoryRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.User.Chown(t, link)
-	cmd := s.Command("--shell", "-c", script)
+	cmd = s.Command("--shell", "-c", script)
 	cmd.Dir = link
 	cmd.Env = append(cmd.Env, "PWD="+link)
 	r = testutil.RunCommand(t, cmd)

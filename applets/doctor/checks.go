@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -11,6 +12,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/release"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
 )
@@ -67,8 +69,15 @@ type Host interface {
 	User() string
 	// FindBwrap is bwrap.Find: the bwrap the launcher runs.
 	FindBwrap() (string, error)
-	// SHA256 returns the hex SHA-256 of the file's content.
-	SHA256(path string) (string, error)
+	// SHA256 returns the hex SHA-256 and the size of a regular file,
+	// opened without following a symlink.
+	SHA256(path string) (sum string, size int64, err error)
+	// AgentState is bindir.ReadState: what claude-update recorded in the
+	// bin directory; a missing file is an error that is fs.ErrNotExist.
+	AgentState(binDir string) (*bindir.State, error)
+	// TrustBinDir is bindir.CheckTrusted: nil if only root can change the
+	// bin directory and the directories above it.
+	TrustBinDir(binDir string) error
 }
 
 // Config says what to check: the installed paths and the launcher's
@@ -118,7 +127,7 @@ var checks = []check{
 	checkBwrap, checkProbe, checkSeccomp,
 	checkUserManager, checkSlice,
 	checkNetnsEnter, checkWhitelist, checkNamespace, checkFirewall, checkDNS, checkPolicy,
-	checkAgent, checkAgentHash,
+	checkBinDir, checkAgent, checkAgentHash,
 }
 
 // Run makes every check, in order.
@@ -738,10 +747,36 @@ func agentVersion(target string) string {
 	return v
 }
 
-// checkAgentHash re-hashes the current binary and compares it with the
-// SHA-256 claude-update recorded when it verified it. Installs made before
-// claude-update recorded hashes have no record: that is a warning, and a
-// reinstall records one.
+// checkBinDir checks the bin directory as a root claude-update does
+// before it installs there: whoever else can change it, or a directory
+// above it, chooses what every sandbox runs.
+func checkBinDir(s *state) Result {
+	r := Result{Check: "bin-dir", Status: Fail}
+	dir := s.c.BinDir
+	if _, err := s.h.Stat(dir); err != nil {
+		r.Status, r.Message, r.Fix = Skip, dir+" does not exist", "see the agent line"
+		return r
+	}
+	err := s.h.TrustBinDir(dir)
+	var ue *bindir.UntrustedError
+	switch {
+	case errors.As(err, &ue):
+		r.Message = fmt.Sprintf("%s %s: whoever can change it chooses what every sandbox runs, and claude-update refuses it", ue.Path, ue.Problem)
+		r.Fix = ue.Advice
+	case err != nil:
+		r.Message = err.Error()
+		r.Fix = "set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write (such as /opt/claude/bin)"
+	default:
+		r.Status, r.Message = OK, dir+" and the directories above it are root's and writable by no one else"
+	}
+	return r
+}
+
+// checkAgentHash re-hashes the current binary and compares it with what
+// claude-update recorded when it verified it (bindir's state file), and
+// shows the hold. A binary without a record (installed by hand or by an
+// older claude-update) is a warning: claude-update VERSION verifies it
+// against the signed manifest, or downloads it again, and records it.
 func checkAgentHash(s *state) Result {
 	r := Result{Check: "agent-hash", Status: Fail}
 	link := path.Join(s.c.BinDir, bindir.Link)
@@ -754,61 +789,50 @@ func checkAgentHash(s *state) Result {
 	if !path.IsAbs(bin) {
 		bin = path.Join(s.c.BinDir, bin)
 	}
-	want, recFile, ok := recordedSHA256(s.h, bin)
+	v, err := release.ParseVersion(agentVersion(target))
+	if err != nil || path.Dir(bin) != path.Clean(s.c.BinDir) {
+		r.Status = Warn
+		r.Message = fmt.Sprintf("%s points to %s, not to a claude.VERSION that claude-update installed: nothing records its hash", link, target)
+		r.Fix = "sudo claude-update"
+		return r
+	}
+	reinstall := "sudo claude-update " + v.String()
+	stateFile := path.Join(s.c.BinDir, bindir.StateName)
+	st, err := s.h.AgentState(s.c.BinDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		r.Status = Warn
+		r.Message = fmt.Sprintf("no %s: nothing records that claude-update verified %s (installed by hand or by an older claude-update)", stateFile, path.Base(bin))
+		r.Fix = reinstall + " (verifies it again and records it)"
+		return r
+	case err != nil:
+		r.Message = err.Error()
+		r.Fix = fmt.Sprintf("sudo mv %s %s.damaged && %s", stateFile, stateFile, reinstall)
+		return r
+	}
+	rec, ok := st.Record(v)
 	if !ok {
 		r.Status = Warn
-		r.Message = "no verified SHA-256 recorded beside " + bin + " (installed by an older claude-update)"
-		r.Fix = "sudo claude-update --force " + agentVersion(target)
+		r.Message = fmt.Sprintf("%s has no record of %s: nothing says claude-update verified %s", stateFile, v, path.Base(bin))
+		r.Fix = reinstall + " (verifies it again and records it)"
 		return r
 	}
-	got, err := s.h.SHA256(bin)
+	sum, size, err := s.h.SHA256(bin)
 	if err != nil {
 		r.Message = fmt.Sprintf("hash %s: %v", bin, err)
-		r.Fix = "sudo claude-update --force " + agentVersion(target)
+		r.Fix = "sudo claude-update --force " + v.String()
 		return r
 	}
-	if got != want {
-		r.Message = fmt.Sprintf("%s has SHA-256 %s, but %s says %s: the binary changed after it was verified", bin, got, recFile, want)
-		r.Fix = "sudo claude-update --force " + agentVersion(target)
+	if sum != rec.SHA256 || size != rec.Size {
+		r.Message = fmt.Sprintf("%s has SHA-256 %s (%d bytes), but %s records %s (%d bytes): the binary changed after claude-update verified it", bin, sum, size, stateFile, rec.SHA256, rec.Size)
+		r.Fix = "sudo claude-update --force " + v.String()
 		return r
 	}
-	r.Status, r.Message = OK, fmt.Sprintf("%s matches its verified SHA-256 (%s)", path.Base(bin), recFile)
+	r.Status, r.Message = OK, fmt.Sprintf("%s matches the SHA-256 claude-update verified (from %s)", path.Base(bin), rec.Source)
+	if h, ok := st.HoldVersion(); ok {
+		r.Message += fmt.Sprintf("; held at %s (sudo claude-update --unhold follows the channel again)", h)
+	}
 	return r
-}
-
-// recordedSHA256 finds the SHA-256 recorded beside bin: a file bin.sha256
-// (or .NAME.sha256) holding the hex digest, alone or as sha256sum writes it
-// ("DIGEST  NAME"), possibly after "sha256:" and with more fields on the
-// line (such as the source). These are the forms claude-update's record
-// may take; a file that holds no 64-digit hex digest does not count.
-func recordedSHA256(h Host, bin string) (digest, file string, ok bool) {
-	dir, base := path.Split(bin)
-	for _, f := range []string{bin + ".sha256", path.Join(dir, "."+base+".sha256")} {
-		b, err := h.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, w := range strings.Fields(string(b)) {
-			w = strings.TrimPrefix(strings.ToLower(w), "sha256:")
-			w = strings.TrimPrefix(w, "sha256=")
-			if isHex64(w) {
-				return w, f, true
-			}
-		}
-	}
-	return "", "", false
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // filterInfo is what the seccomp line says of the filter.

@@ -2,12 +2,18 @@ package doctor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/netip"
+	"path"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
@@ -21,7 +27,7 @@ type fakeHost struct {
 	cmds      map[string]Output // by argv joined with spaces
 	env       map[string]string
 	reachable map[string]bool
-	sums      map[string]string
+	trust     error // TrustBinDir's answer
 	uid       int
 	user      string
 	bwrap     string // "" for none found
@@ -69,18 +75,61 @@ func (h *fakeHost) FindBwrap() (string, error) {
 	return h.bwrap, nil
 }
 
-func (h *fakeHost) SHA256(p string) (string, error) {
-	if v, ok := h.sums[p]; ok {
-		return v, nil
+// SHA256 hashes the file's content in files.
+func (h *fakeHost) SHA256(p string) (string, int64, error) {
+	v, ok := h.files[p]
+	if !ok {
+		return "", 0, fs.ErrNotExist
 	}
-	return "", fs.ErrNotExist
+	sum := sha256.Sum256([]byte(v))
+	return hex.EncodeToString(sum[:]), int64(len(v)), nil
 }
 
+// AgentState parses the state file in files with claude-update's parser.
+func (h *fakeHost) AgentState(dir string) (*bindir.State, error) {
+	p := path.Join(dir, bindir.StateName)
+	v, ok := h.files[p]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	st, err := bindir.ParseState([]byte(v))
+	if err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v)", p, err)
+	}
+	return st, nil
+}
+
+func (h *fakeHost) TrustBinDir(string) error { return h.trust }
+
 const (
-	sum1 = "1111111111111111111111111111111111111111111111111111111111111111"
-	sum2 = "2222222222222222222222222222222222222222222222222222222222222222"
-	bin  = "/opt/claude/bin/claude.2.1.0"
+	bin       = "/opt/claude/bin/claude.2.1.0"
+	stateFile = "/opt/claude/bin/.claude-update.state"
+	agentText = "#!/bin/sh\necho '2.1.0 (Claude Code)'\n"
+	// agentSum is the SHA-256 of agentText.
+	agentSum = "207f5ff5b936e4829031a0274689ef903b8240410feb95f8bbf8103aa7af1e63"
 )
+
+// stateText is .claude-update.state as claude-update writes it after
+// installing 2.1.0 (and, before it, 2.0.9) from the release source.
+func stateText(sum string, size int, hold string) string {
+	return `{
+  "versions": {
+    "2.0.9": {
+      "sha256": "` + strings.Repeat("9", 64) + `",
+      "size": 1000,
+      "source": "release https://downloads.claude.ai/claude-code-releases (signed manifest)"
+    },
+    "2.1.0": {
+      "sha256": "` + sum + `",
+      "size": ` + strconv.Itoa(size) + `,
+      "source": "release https://downloads.claude.ai/claude-code-releases (signed manifest)"
+    }
+  },
+  "highest": "2.1.0",
+  "buildDate": "2026-11-20T10:00:00Z"` + hold + `
+}
+`
+}
 
 var testConfig = Config{
 	Netns:          "agents",
@@ -124,7 +173,8 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			seccompActions:                  "kill_process kill_thread trap errno user_notif trace log allow\n",
 			testConfig.Whitelist:            "# netns-enter whitelist\nagents\n",
 			testConfig.FirewallConfig:       "# allow-list\nallow 192.168.1.10 tcp 443\n",
-			bin + ".sha256":                 sum1 + "  claude.2.1.0\n",
+			bin:                             agentText,
+			stateFile:                       stateText(agentSum, len(agentText), ""),
 			"/etc/netns/agents/resolv.conf": "nameserver 10.10.0.1\n",
 		},
 		stats: map[string]FileInfo{
@@ -134,6 +184,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			"/run/netns/agents":    {Mode: 0o444},
 			"/usr/bin/systemd-run": {Mode: 0o755},
 			"/usr/sbin/ip":         {Mode: 0o755},
+			testConfig.BinDir:      {Mode: fs.ModeDir | 0o755},
 			bin:                    {Mode: 0o755},
 		},
 		links: map[string]string{"/opt/claude/bin/claude": "claude.2.1.0"},
@@ -146,7 +197,6 @@ func healthy(t *testing.T, root bool) *fakeHost {
 		},
 		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"},
 		reachable: map[string]bool{"/run/user/1000/systemd/private": true},
-		sums:      map[string]string{bin: sum1},
 		uid:       1000,
 		user:      "alice",
 		bwrap:     "/usr/bin/bwrap",
@@ -342,16 +392,6 @@ func TestChecks(t *testing.T) {
 			"agent", Fail, "mode 0757", "sudo chown root:root " + bin + " && sudo chmod 0755 " + bin},
 		{"agent version", false, func(h *fakeHost) {},
 			"agent", OK, "/opt/claude/bin/claude -> claude.2.1.0 (version 2.1.0)", ""},
-		{"agent changed after verification", false, func(h *fakeHost) { h.sums[bin] = sum2 },
-			"agent-hash", Fail, "the binary changed after it was verified", "sudo claude-update --force 2.1.0"},
-		{"no recorded hash", false, func(h *fakeHost) { delete(h.files, bin+".sha256") },
-			"agent-hash", Warn, "no verified SHA-256 recorded", "sudo claude-update --force 2.1.0"},
-		{"hash record as a bare digest in a dot file", false, func(h *fakeHost) {
-			delete(h.files, bin+".sha256")
-			h.files["/opt/claude/bin/.claude.2.1.0.sha256"] = "sha256:" + sum1 + " release\n"
-		}, "agent-hash", OK, "matches its verified SHA-256", ""},
-		{"hash record without a digest", false, func(h *fakeHost) { h.files[bin+".sha256"] = "verified\n" },
-			"agent-hash", Warn, "no verified SHA-256 recorded", "sudo claude-update --force 2.1.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -371,6 +411,97 @@ func TestChecks(t *testing.T) {
 				t.Fatalf("%s = %s %q fix %q\nwant %s containing %q fix %q", tt.check, got.Status, got.Message, got.Fix, tt.status, tt.msg, tt.fix)
 			}
 			if Failed(res) != (tt.status == Fail) && tt.status == Fail {
+				t.Errorf("Failed = false with a FAIL line")
+			}
+		})
+	}
+}
+
+// TestAgentLines breaks the bin directory, the agent's binary and
+// claude-update's record of it one at a time and asserts the whole line.
+func TestAgentLines(t *testing.T) {
+	hash := func(s string) string { sum := sha256.Sum256([]byte(s)); return hex.EncodeToString(sum[:]) }
+	evil := agentText + "# evil\n"
+	evilSum := hash(evil)
+	eval := strings.Replace(agentText, "echo", "eval", 1)
+	evalSum := hash(eval)
+	if hash(agentText) != agentSum {
+		t.Fatalf("agentSum is not the SHA-256 of agentText")
+	}
+	tests := []struct {
+		name   string
+		root   bool
+		breakf func(h *fakeHost)
+		check  string
+		line   string // as Write prints it
+	}{
+		{"bin dir unsafe", false, func(h *fakeHost) {
+			h.trust = &bindir.UntrustedError{Dir: "/opt/claude/bin", Path: "/opt/claude", Problem: "is owned by uid 1000, not root",
+				Advice: "set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write, in directories likewise (such as /opt/claude/bin)"}
+		},
+			"bin-dir", "FAIL  bin-dir       /opt/claude is owned by uid 1000, not root: whoever can change it chooses what every sandbox runs, and claude-update refuses it; fix: set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write, in directories likewise (such as /opt/claude/bin)"},
+		{"bin dir not checkable", false, func(h *fakeHost) { h.trust = errors.New("bin dir opt/claude/bin is not an absolute path") },
+			"bin-dir", "FAIL  bin-dir       bin dir opt/claude/bin is not an absolute path; fix: set CLAUDE_SBX_BINDIR to a directory that root owns and only root can write (such as /opt/claude/bin)"},
+		{"bin dir missing", false, func(h *fakeHost) { delete(h.stats, testConfig.BinDir); h.links = nil },
+			"bin-dir", "skip  bin-dir       /opt/claude/bin does not exist; fix: see the agent line"},
+		{"bin dir safe", false, func(h *fakeHost) {},
+			"bin-dir", "ok    bin-dir       /opt/claude/bin and the directories above it are root's and writable by no one else"},
+		{"agent changed after verification", false, func(h *fakeHost) { h.files[bin] = evil },
+			"agent-hash", "FAIL  agent-hash    /opt/claude/bin/claude.2.1.0 has SHA-256 " + evilSum + " (44 bytes), but /opt/claude/bin/.claude-update.state records " + agentSum + " (37 bytes): the binary changed after claude-update verified it; fix: sudo claude-update --force 2.1.0"},
+		{"agent changed, same length", false, func(h *fakeHost) { h.files[bin] = eval },
+			"agent-hash", "FAIL  agent-hash    /opt/claude/bin/claude.2.1.0 has SHA-256 " + evalSum + " (37 bytes), but /opt/claude/bin/.claude-update.state records " + agentSum + " (37 bytes): the binary changed after claude-update verified it; fix: sudo claude-update --force 2.1.0"},
+		{"agent truncated, size recorded", false, func(h *fakeHost) { h.files[stateFile] = stateText(agentSum, len(agentText)+1, "") },
+			"agent-hash", "FAIL  agent-hash    /opt/claude/bin/claude.2.1.0 has SHA-256 " + agentSum + " (37 bytes), but /opt/claude/bin/.claude-update.state records " + agentSum + " (38 bytes): the binary changed after claude-update verified it; fix: sudo claude-update --force 2.1.0"},
+		{"no state file", false, func(h *fakeHost) { delete(h.files, stateFile) },
+			"agent-hash", "warn  agent-hash    no /opt/claude/bin/.claude-update.state: nothing records that claude-update verified claude.2.1.0 (installed by hand or by an older claude-update); fix: sudo claude-update 2.1.0 (verifies it again and records it)"},
+		{"no record of the current version", false, func(h *fakeHost) {
+			h.links["/opt/claude/bin/claude"] = "claude.2.1.1"
+			h.stats["/opt/claude/bin/claude.2.1.1"] = FileInfo{Mode: 0o755}
+			h.files["/opt/claude/bin/claude.2.1.1"] = agentText
+		},
+			"agent-hash", "warn  agent-hash    /opt/claude/bin/.claude-update.state has no record of 2.1.1: nothing says claude-update verified claude.2.1.1; fix: sudo claude-update 2.1.1 (verifies it again and records it)"},
+		{"state file damaged", false, func(h *fakeHost) { h.files[stateFile] = `{"versions":{"2.1.0":{"sha256":"abc","size":3}}}` },
+			"agent-hash", "FAIL  agent-hash    /opt/claude/bin/.claude-update.state is damaged (record of 2.1.0: bad sha256 or size); fix: sudo mv /opt/claude/bin/.claude-update.state /opt/claude/bin/.claude-update.state.damaged && sudo claude-update 2.1.0"},
+		{"current not a claude-update binary", false, func(h *fakeHost) {
+			h.links["/opt/claude/bin/claude"] = "/usr/local/bin/claude-real"
+			h.stats["/usr/local/bin/claude-real"] = FileInfo{Mode: 0o755}
+		},
+			"agent-hash", "warn  agent-hash    /opt/claude/bin/claude points to /usr/local/bin/claude-real, not to a claude.VERSION that claude-update installed: nothing records its hash; fix: sudo claude-update"},
+		{"verified", false, func(h *fakeHost) {},
+			"agent-hash", "ok    agent-hash    claude.2.1.0 matches the SHA-256 claude-update verified (from release https://downloads.claude.ai/claude-code-releases (signed manifest))"},
+		{"verified and held", false, func(h *fakeHost) {
+			h.files[stateFile] = stateText(agentSum, len(agentText), `,
+  "hold": "2.1.0"`)
+		},
+			"agent-hash", "ok    agent-hash    claude.2.1.0 matches the SHA-256 claude-update verified (from release https://downloads.claude.ai/claude-code-releases (signed manifest)); held at 2.1.0 (sudo claude-update --unhold follows the channel again)"},
+		{"held at another version", true, func(h *fakeHost) {
+			h.files[stateFile] = stateText(agentSum, len(agentText), `,
+  "hold": "2.0.9"`)
+		},
+			"agent-hash", "ok    agent-hash    claude.2.1.0 matches the SHA-256 claude-update verified (from release https://downloads.claude.ai/claude-code-releases (signed manifest)); held at 2.0.9 (sudo claude-update --unhold follows the channel again)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := healthy(t, tt.root)
+			tt.breakf(h)
+			res := Run(context.Background(), h, testConfig)
+			var got []Result
+			for _, r := range res {
+				if r.Check == tt.check {
+					got = append(got, r)
+				}
+			}
+			if len(got) != 1 {
+				t.Fatalf("%d %s lines in %v", len(got), tt.check, res)
+			}
+			var b strings.Builder
+			if err := Write(&b, got, false); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.line+"\n" {
+				t.Errorf("%s line =\n%s\nwant\n%s", tt.check, b.String(), tt.line)
+			}
+			if strings.HasPrefix(tt.line, "FAIL") && !Failed(res) {
 				t.Errorf("Failed = false with a FAIL line")
 			}
 		})

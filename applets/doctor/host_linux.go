@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 )
 
@@ -92,15 +93,24 @@ func (osHost) Reachable(socket string) bool {
 	return unix.Connect(fd, &unix.SockaddrUnix{Name: socket}) == nil
 }
 
-func (osHost) SHA256(p string) (string, error) {
-	f, err := os.Open(p)
+// SHA256 hashes a regular file opened as bindir opens the binaries it
+// verifies: not through a symlink, and without hanging on a FIFO.
+func (osHost) SHA256(p string) (string, int64, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", 0, errors.New("not a regular file")
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
+
+func (osHost) AgentState(dir string) (*bindir.State, error) { return bindir.ReadState(dir) }
+func (osHost) TrustBinDir(dir string) error                 { return bindir.CheckTrusted(dir) }

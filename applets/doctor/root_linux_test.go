@@ -3,7 +3,6 @@ package doctor
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,8 +15,25 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
+
+// agentScript is the agent claude-update installs: its smoke test wants
+// "VERSION (Claude Code)".
+const agentScript = "#!/bin/sh\necho '9.9.9 (Claude Code)'\n"
+
+// relink points dir/claude at target, as claude-update switches it.
+func relink(t *testing.T, dir, target string) {
+	t.Helper()
+	tmp := filepath.Join(dir, ".relink")
+	if err := os.Symlink(target, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, bindir.Link)); err != nil {
+		t.Fatal(err)
+	}
+}
 
 type report struct {
 	OK     bool     `json:"ok"`
@@ -50,11 +66,13 @@ func line(t *testing.T, r report, name string) Result {
 }
 
 // agentDir makes a bin directory like claude-update's, with a binary
-// claude.9.9.9 and the claude symlink, readable by the test user.
+// claude.9.9.9 put there by hand (not agentScript) and the claude symlink,
+// readable by the test user, in a directory that only root can change (as
+// claude-update requires of it).
 func agentDir(t *testing.T) (dir, bin string) {
-	dir = testutil.PublicDir(t)
+	dir = testutil.RootOwnedDir(t)
 	bin = filepath.Join(dir, "claude.9.9.9")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 9.9.9\n"), 0o755); err != nil {
+	if err := os.WriteFile(bin, []byte(agentScript+"# by hand\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("claude.9.9.9", filepath.Join(dir, "claude")); err != nil {
@@ -74,11 +92,11 @@ func TestRootRealHost(t *testing.T) {
 	testutil.RequireCommand(t, "bwrap")
 	bin := testutil.Binary(t)
 	order := []string{"user", "userns-clone", "max-userns", "apparmor", "bwrap", "sandbox-probe", "seccomp",
-		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "agent", "agent-hash"}
+		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash"}
 
 	dir, agent := agentDir(t)
-	sum := sha256.Sum256([]byte("#!/bin/sh\necho 9.9.9\n"))
-	record := agent + ".sha256"
+	sum := sha256.Sum256([]byte(agentScript))
+	state := filepath.Join(dir, bindir.StateName)
 	env := func(extra ...string) []string {
 		return append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "CLAUDE_SBX_BINDIR=" + dir}, extra...)
 	}
@@ -117,29 +135,84 @@ func TestRootRealHost(t *testing.T) {
 		if c := line(t, r, "bwrap"); c.Status != OK {
 			t.Errorf("bwrap = %+v, want ok (bubblewrap is installed)", c)
 		}
-		// Root-owned, executable, no record yet.
+		// Root-owned, executable, no state file yet.
+		if c := line(t, r, "bin-dir"); c.Status != OK {
+			t.Errorf("bin-dir in a root-owned directory = %+v, want ok", c)
+		}
 		if c := line(t, r, "agent"); c.Status != OK || !strings.Contains(c.Message, "(version 9.9.9)") {
 			t.Errorf("agent = %+v, want ok, version 9.9.9", c)
 		}
-		if c := line(t, r, "agent-hash"); c.Status != Warn || c.Fix != "sudo claude-update --force 9.9.9" {
-			t.Errorf("agent-hash without a record = %+v, want warn", c)
+		want := Result{Check: "agent-hash", Status: Warn,
+			Message: "no " + state + ": nothing records that claude-update verified claude.9.9.9 (installed by hand or by an older claude-update)",
+			Fix:     "sudo claude-update 9.9.9 (verifies it again and records it)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash without a state file = %+v, want %+v", c, want)
 		}
-		// A record that matches.
-		if err := os.WriteFile(record, []byte(hex.EncodeToString(sum[:])+"  claude.9.9.9\n"), 0o644); err != nil {
+		// The real claude-update installs 9.9.9 from an npm registry (the
+		// file there has no record, so it downloads it again), records
+		// it, and holds it.
+		reg := newNpmRegistry(t, "9.9.9", []byte(agentScript))
+		claudeUpdate(t, append(env(), reg.env...), "--source", "npm", "9.9.9")
+		claudeUpdate(t, env(), "--hold")
+		st, err := bindir.ReadState(dir)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if rec, ok := st.Versions["9.9.9"]; !ok || rec.SHA256 != fmt.Sprintf("%x", sum) || st.Hold != "9.9.9" {
+			t.Fatalf("claude-update recorded %+v, want 9.9.9 with SHA-256 %x, held", st, sum)
 		}
 		r, _ = runDoctor(t, asRoot())
-		if c := line(t, r, "agent-hash"); c.Status != OK {
-			t.Errorf("agent-hash with a matching record = %+v, want ok", c)
+		want = Result{Check: "agent-hash", Status: OK,
+			Message: "claude.9.9.9 matches the SHA-256 claude-update verified (from npm " + reg.url + "); held at 9.9.9 (sudo claude-update --unhold follows the channel again)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash after claude-update = %+v, want %+v", c, want)
 		}
+		// A current binary that the state file has no record of.
+		other := filepath.Join(dir, "claude.9.9.8")
+		testutil.CopyFile(t, agent, other, 0o755)
+		relink(t, dir, "claude.9.9.8")
+		r, _ = runDoctor(t, asRoot())
+		want = Result{Check: "agent-hash", Status: Warn,
+			Message: state + " has no record of 9.9.8: nothing says claude-update verified claude.9.9.8",
+			Fix:     "sudo claude-update 9.9.8 (verifies it again and records it)"}
+		if c := line(t, r, "agent-hash"); c != want {
+			t.Errorf("agent-hash without a record = %+v, want %+v", c, want)
+		}
+		relink(t, dir, "claude.9.9.9")
 		// The binary changes after it was verified.
-		if err := os.WriteFile(agent, []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
+		evilText := strings.Replace(agentScript, "echo", "eval", 1)
+		if err := os.WriteFile(agent, []byte(evilText), 0o755); err != nil {
 			t.Fatal(err)
 		}
+		evil := sha256.Sum256([]byte(evilText))
 		r, code := runDoctor(t, asRoot())
-		c := line(t, r, "agent-hash")
-		if c.Status != Fail || !strings.Contains(c.Message, "the binary changed after it was verified") || code != 1 {
-			t.Errorf("agent-hash after a change = %+v (exit %d), want FAIL and exit 1", c, code)
+		want = Result{Check: "agent-hash", Status: Fail,
+			Message: fmt.Sprintf("%s has SHA-256 %x (%d bytes), but %s records %x (%d bytes): the binary changed after claude-update verified it", agent, evil, len(evilText), state, sum, len(agentScript)),
+			Fix:     "sudo claude-update --force 9.9.9"}
+		if c := line(t, r, "agent-hash"); c != want || code != 1 {
+			t.Errorf("agent-hash after a change = %+v (exit %d), want %+v and exit 1", c, code, want)
+		}
+		// A damaged state file: claude-update's own reader says so.
+		if err := os.WriteFile(state, []byte("{\"versions\": 1}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, code = runDoctor(t, asRoot())
+		if c := line(t, r, "agent-hash"); c.Status != Fail || !strings.HasPrefix(c.Message, state+" is damaged (") || code != 1 {
+			t.Errorf("agent-hash with a damaged state file = %+v (exit %d), want FAIL", c, code)
+		}
+		// A bin directory a group can write: claude-update would refuse it.
+		if err := os.Chmod(dir, 0o775); err != nil {
+			t.Fatal(err)
+		}
+		r, code = runDoctor(t, asRoot())
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want = Result{Check: "bin-dir", Status: Fail,
+			Message: dir + " is writable by group or others (drwxrwxr-x): whoever can change it chooses what every sandbox runs, and claude-update refuses it",
+			Fix:     "chown root:root " + dir + " && chmod go-w " + dir + ", or set CLAUDE_SBX_BINDIR to a directory only root can write (such as /opt/claude/bin)"}
+		if c := line(t, r, "bin-dir"); c != want || code != 1 {
+			t.Errorf("bin-dir writable by the group = %+v (exit %d), want %+v", c, code, want)
 		}
 	})
 

@@ -102,11 +102,20 @@ func ParseState(data []byte) (*State, error) {
 
 // State reads the state file; a missing one is an empty State.
 func (d *Dir) State() (*State, error) {
-	p := filepath.Join(d.Path, StateName)
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	s, err := ReadState(d.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &State{Versions: map[string]Record{}}, nil
 	}
+	return s, err
+}
+
+// ReadState reads the state file of the bin directory dir as State does,
+// without the lock, for readers such as claude-sandbox doctor that must
+// tell a missing file (an error that satisfies errors.Is(err,
+// fs.ErrNotExist)) from an empty one. It only reads.
+func ReadState(dir string) (*State, error) {
+	p := filepath.Join(dir, StateName)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}

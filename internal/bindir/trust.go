@@ -66,7 +66,7 @@ func checkTrusted(path string, stat func(string) (Owner, error), readlink func(s
 			return fmt.Errorf("bin dir %s: %w", path, err)
 		}
 		if msg := untrusted(o); msg != "" {
-			return fmt.Errorf("bin dir %s is unsafe for root: %s %s: %s", path, p, msg, advice(p, path, o))
+			return &UntrustedError{Dir: path, Path: p, Problem: msg, Advice: advice(p, path, o)}
 		}
 		if o.Mode&os.ModeSymlink != 0 {
 			t, err := readlink(p)
@@ -81,6 +81,17 @@ func checkTrusted(path string, stat func(string) (Owner, error), readlink func(s
 		}
 	}
 	return nil
+}
+
+// UntrustedError is CheckTrusted's refusal: Path, the bin directory Dir
+// or a directory or symlink on the way to it, is Problem ("is owned by uid
+// 1000, not root"); Advice says what to do.
+type UntrustedError struct {
+	Dir, Path, Problem, Advice string
+}
+
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("bin dir %s is unsafe for root: %s %s: %s", e.Dir, e.Path, e.Problem, e.Advice)
 }
 
 // untrusted says what is wrong with o, or "".

@@ -33,6 +33,9 @@ type Host interface {
 	Readlink(path string) (string, error)
 	Glob(pattern string) ([]string, error)
 	EvalSymlinks(path string) (string, error)
+	// ReadFile reads a regular file (git's index, .git files) of at most
+	// MaxReadFile bytes, not following a symlink in its last component.
+	ReadFile(path string) ([]byte, error)
 	// Reachable reports whether a unix stream socket accepts connections.
 	Reachable(socket string) bool
 }
@@ -84,6 +87,11 @@ type Launch struct {
 	Seccomp seccomp.Options
 	// Notices are printed on stderr before starting.
 	Notices []string
+	// AgentGit is the host directory of the agent's own git repository
+	// (git commit in the config), to be made before the start; "" if none.
+	AgentGit string
+	// agentGitProject is the project whose .git it stands in for.
+	agentGitProject string
 	// Notes explain decisions in the dry run.
 	Notes []string
 	// Skipped lists optional paths that do not exist here.
@@ -263,11 +271,20 @@ func Build(h Host, s Spec) (*Launch, error) {
 	}
 	chain.set("LC_ALL", "C")
 
+	// The project of the working directory (project.go).
+	proj, err := l.addProject(h, s)
+	if err != nil {
+		return nil, err
+	}
+
 	// The user's config, in order.
 	var command []string
 	writable, err := writableMounts(s)
 	if err != nil {
 		return nil, err
+	}
+	if proj.RW {
+		writable = append(writable, mount{proj.Dir, proj.Dir})
 	}
 	for _, m := range writable {
 		l.Writable = append(l.Writable, m.host)
@@ -286,6 +303,10 @@ func Build(h Host, s Spec) (*Launch, error) {
 		if err := l.apply(h, s, d, env, chain, &command); err != nil {
 			return nil, &sandboxcfg.Error{Name: s.ConfigName, Line: d.Line, Msg: err.Error()}
 		}
+	}
+
+	if err := l.finishProject(h, s, proj); err != nil {
+		return nil, err
 	}
 
 	// The command. A $SHELL that is not visible inside (e.g. from
@@ -309,6 +330,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		}
 		l.Command = append(command, s.Args...)
 	}
+	l.wrapAgentGit()
 	l.Env = chain.list()
 	return l, nil
 }
@@ -437,6 +459,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
+	case sandboxcfg.Project, sandboxcfg.Git:
+		// Decided before the config's mounts (project.go, agentgit.go).
 	case sandboxcfg.Network:
 		// Decided before the plan (network.go).
 	default:

@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 type fakeHost struct {
 	files     map[string]string
 	reachable map[string]bool
+	// contents are the contents of files ("" if absent).
+	contents map[string]string
 }
 
 type fakeInfo struct {
@@ -97,6 +100,9 @@ func (h *fakeHost) Stat(p string) (fs.FileInfo, error) {
 
 func (h *fakeHost) Lstat(p string) (fs.FileInfo, error) {
 	dir, ok := h.resolve(path.Dir(p), 0)
+	if ok && dir != "/" && h.files[dir] != "d" {
+		return nil, &fs.PathError{Op: "lstat", Path: p, Err: syscall.ENOTDIR}
+	}
 	if !ok {
 		return nil, &fs.PathError{Op: "lstat", Path: p, Err: fs.ErrNotExist}
 	}
@@ -137,6 +143,23 @@ func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 
 func (h *fakeHost) Reachable(s string) bool { return h.reachable[s] }
 
+func (h *fakeHost) ReadFile(p string) ([]byte, error) {
+	if fi, err := h.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: syscall.ELOOP}
+	}
+	r, ok := h.resolve(p, 0)
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	if b, ok := h.contents[r]; ok {
+		return []byte(b), nil
+	}
+	if h.files[r] == "f" {
+		return nil, nil
+	}
+	return nil, &fs.PathError{Op: "read", Path: p, Err: fs.ErrInvalid}
+}
+
 func sortStrings(s []string) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && s[j] < s[j-1]; j-- {
@@ -147,7 +170,7 @@ func sortStrings(s []string) {
 
 // debianHost is a merged-/usr Debian machine with the agent installed.
 func debianHost() *fakeHost {
-	h := &fakeHost{files: map[string]string{}, reachable: map[string]bool{}}
+	h := &fakeHost{files: map[string]string{}, reachable: map[string]bool{}, contents: map[string]string{}}
 	for _, d := range []string{"/usr", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/usr/share", "/usr/include", "/usr/sbin",
 		"/etc", "/etc/ld.so.conf.d", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
 		"/opt", "/opt/claude", "/opt/claude/bin", "/home", "/home/u", "/home/u/.claude-home", "/home/u/.opam",
@@ -259,6 +282,11 @@ func TestGoldenChain(t *testing.T) {
 			h.files["/run/netns/agents"] = "f"
 			h.files["/usr/local/bin/netns-enter"] = "f"
 		}, nil},
+		{"project-git", func(h *fakeHost) {
+			h.files["/home/u/projects/p/.git"] = "d"
+			h.files["/home/u/projects/p/src"] = "d"
+		}, func(s *Spec) { s.Pwd = "/home/u/projects/p/src" }},
+		{"project-not-visible", nil, func(s *Spec) { s.Pwd = "/" }},
 		{"split-usr", func(h *fakeHost) {
 			for _, d := range []string{"/bin", "/sbin", "/lib", "/lib64"} {
 				h.files[d] = "d"
@@ -317,7 +345,7 @@ func TestGoldenDirectives(t *testing.T) {
 // A symlink into ~/projects must not make the condition hold for the
 // physical directory it points to, and a symlinked ~/projects still counts.
 func TestPwdUnderPhysical(t *testing.T) {
-	cfg := "if pwd-under ~/projects\n  rw $PWD\nend"
+	cfg := "project off\nif pwd-under ~/projects\n  rw $PWD\nend"
 	tests := []struct {
 		name  string
 		host  func(*fakeHost)
@@ -373,7 +401,7 @@ func TestBuildErrors(t *testing.T) {
 		{"bindir missing", func(h *fakeHost) { delete(h.files, "/opt/claude/bin") }, "", false, "/opt/claude/bin/claude not found: run claude-update"},
 		{"missing source", nil, "\nro /nonexistent", false, "~/.claude-sandbox-init:2: ro: /nonexistent does not exist (use ro-try to skip a missing path)"},
 		{"missing rw source", nil, "rw ~/.cargo", false, "~/.claude-sandbox-init:1: rw: /home/u/.cargo does not exist (use rw-try to skip a missing path)"},
-		{"chdir invisible", nil, "chdir /home/u/projects/p", false, "~/.claude-sandbox-init:1: chdir: /home/u/projects/p is not visible in the sandbox"},
+		{"chdir invisible", nil, "project off\nchdir /home/u/projects/p", false, "~/.claude-sandbox-init:2: chdir: /home/u/projects/p is not visible in the sandbox"},
 		{"command invisible", nil, "command /usr/local/bin/fish", false, "~/.claude-sandbox-init:1: command: /usr/local/bin/fish is not visible in the sandbox"},
 		// Symlinks the agent could have left where it can write: bwrap
 		// would follow them on the host at the next start.
@@ -383,8 +411,15 @@ func TestBuildErrors(t *testing.T) {
 			"~/.claude-sandbox-init:1: ro: /home/u/.claude-home/.config is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		{"planted link under a tmpfs destination",
 			func(h *fakeHost) { h.files["/home/u/.claude-home/projects"] = "/home/u/other" },
-			"if pwd-under ~/projects\n tmpfs ~/projects\nend", false,
-			"~/.claude-sandbox-init:2: tmpfs: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+			"project off\nif pwd-under ~/projects\n tmpfs ~/projects\nend", false,
+			"~/.claude-sandbox-init:3: tmpfs: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+		{"the agent decides whether the project is bound", func(h *fakeHost) { h.files["/home/u/projects/p/flag"] = "f" },
+			"if exists ~/projects/p/flag\n project ro\nend", false,
+			"~/.claude-sandbox-init:1: exists: /home/u/projects/p/flag lies in /home/u/projects/p, which the sandbox can write: the agent could decide this condition: test a path outside it"},
+		{"planted link on the project's way in the sandbox home",
+			func(h *fakeHost) { h.files["/home/u/.claude-home/projects"] = "/home/u/other" },
+			"", false,
+			"project /home/u/projects/p: /home/u/.claude-home/projects is a symlink in /home/u/.claude-home, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		{"planted link as the source of a bind inside a rw project",
 			func(h *fakeHost) { h.files["/home/u/projects/p/.git"] = "/home/u/.ssh" },
 			"rw $PWD\nro-try $PWD/.git", false,

@@ -8,10 +8,8 @@
 //	rw ~/.opam                      # bind read-write at the same path
 //	ro /var/lib/pacman /mnt/pacman  # bind read-only at another path
 //	setenv EDITOR "vim -u NONE"
-//	if pwd-under ~/projects
-//	    tmpfs ~/projects
-//	    rw $PWD
-//	    chdir $PWD
+//	if pwd-under ~/work
+//	    project ro                  # the project of the working directory, read-only
 //	end
 //
 // Words are split on blanks. 'single quotes' keep everything literally;
@@ -49,7 +47,22 @@ const (
 	Bwrap        = "bwrap"         // bwrap ARGS...: raw bwrap arguments
 	SeccompAllow = "seccomp-allow" // seccomp-allow SYSCALL...
 	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
+	Project      = "project"       // project off|ro|rw: how the working directory's project is bound
+	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
 	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
+)
+
+// Values of the git directive.
+const (
+	GitReadOnly = "read-only"
+	GitCommit   = "commit"
+)
+
+// Values of the project directive.
+const (
+	ProjectOff = "off"
+	ProjectRO  = "ro"
+	ProjectRW  = "rw"
 )
 
 // Condition names for `if`.
@@ -294,6 +307,24 @@ func check(name string, args []string, known func(string) bool) error {
 			return fmt.Errorf("%s: want network host or network namespace", name)
 		}
 		return nil
+	case Project:
+		if err := nargs(1, 1, "off|ro|rw"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case ProjectOff, ProjectRO, ProjectRW:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want off, ro or rw", name, args[0])
+	case Git:
+		if err := nargs(1, 1, "read-only|commit"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case GitReadOnly, GitCommit:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want read-only or commit", name, args[0])
 	case SeccompAllow, SeccompDeny:
 		if err := nargs(1, -1, "SYSCALL..."); err != nil {
 			return err

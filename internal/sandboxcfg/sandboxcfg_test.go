@@ -50,6 +50,15 @@ func TestParse(t *testing.T) {
 		{"unsetenv many", "unsetenv A B_2", []Directive{{Line: 1, Name: Unsetenv, Args: []string{"A", "B_2"}}}},
 		{"chdir pwd", "chdir $PWD", []Directive{{Line: 1, Name: Chdir, Args: []string{"/home/u/projects/p"}}}},
 		{"command", "command /opt/claude/bin/claude --model 'a b'", []Directive{{Line: 1, Name: Command, Args: []string{"/opt/claude/bin/claude", "--model", "a b"}}}},
+		{"project", "project ro\nproject off\nproject rw", []Directive{
+			{Line: 1, Name: Project, Args: []string{"ro"}},
+			{Line: 2, Name: Project, Args: []string{"off"}},
+			{Line: 3, Name: Project, Args: []string{"rw"}},
+		}},
+		{"git", "git commit\ngit read-only", []Directive{
+			{Line: 1, Name: Git, Args: []string{"commit"}},
+			{Line: 2, Name: Git, Args: []string{"read-only"}},
+		}},
 		{"bwrap raw", "bwrap --remount-ro /x", []Directive{{Line: 1, Name: Bwrap, Args: []string{"--remount-ro", "/x"}}}},
 		{"seccomp", "seccomp-allow perf_event_open\nseccomp-deny ptrace", []Directive{
 			{Line: 1, Name: SeccompAllow, Args: []string{"perf_event_open"}},
@@ -122,6 +131,10 @@ func TestParseErrors(t *testing.T) {
 		{"if without end", "ro /a\nif exists /x\nro /b", "~/.claude-sandbox-init:2: if without end"},
 		{"unknown condition", "if pwd-is /x", `~/.claude-sandbox-init:1: if: unknown condition "pwd-is": want pwd-under DIR or exists PATH`},
 		{"condition relative", "if pwd-under projects", `~/.claude-sandbox-init:1: if: pwd-under: "projects" is not an absolute path (start it with /, ~/ or $HOME)`},
+		{"git value", "git push", `~/.claude-sandbox-init:1: git: "push": want read-only or commit`},
+		{"project value", "project yes", `~/.claude-sandbox-init:1: project: "yes": want off, ro or rw`},
+		{"project missing", "project", "~/.claude-sandbox-init:1: project: missing argument: want project off|ro|rw"},
+		{"project too many", "project ro rw", "~/.claude-sandbox-init:1: project: too many arguments: want project off|ro|rw"},
 		{"empty path", `ro ""`, "~/.claude-sandbox-init:1: ro: empty path"},
 		{"command relative", "command claude", `~/.claude-sandbox-init:1: command: "claude" is not an absolute path (start it with /, ~/ or $HOME)`},
 	}
@@ -178,7 +191,7 @@ func TestShippedExample(t *testing.T) {
 	for _, x := range d {
 		names = append(names, x.Name)
 	}
-	want := []string{RWTry, ROTry, ROTry, ROTry, Tmpfs, RW, Chdir}
+	want := []string{RWTry, ROTry, ROTry, ROTry, Project, Project, RW}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Fatalf("shipped examples (-want +got):\n%s", diff)
 	}

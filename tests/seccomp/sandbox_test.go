@@ -302,12 +302,13 @@ func sameOutput(a, b string) bool {
 }
 
 // innerStderr is the sandboxed command's stderr: without the launcher's
-// notice that it runs without network namespacing (tests name a namespace
-// that never exists).
+// notices that it runs without network namespacing (tests name a namespace
+// that never exists) and that the working directory (the home) is not
+// visible.
 func innerStderr(r testutil.Result) string {
 	var out []string
 	for _, l := range lines(r.Stderr) {
-		if !strings.HasPrefix(l, "claude: not using network namespacing: ") {
+		if !strings.HasPrefix(l, "claude: not using network namespacing: ") && !strings.HasPrefix(l, "claude: the working directory ") {
 			out = append(out, l)
 		}
 	}

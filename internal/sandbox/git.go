@@ -1,0 +1,365 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+)
+
+// Git on the host executes what a repository's .git names: hooks,
+// core.fsmonitor, core.hooksPath, include.path, filter drivers,
+// core.sshCommand, and for a .git file or commondir another directory's
+// all of these. A repository the sandbox can write is therefore turned
+// read-only where git reads it: its .git (directory or file), the git
+// directory a .git file names and its commondir when they lie in the same
+// writable mount, every submodule's .git (git status runs git in each
+// submodule), and the .git file of each linked worktree in the mount. Each protected path is a mount point inside, so it cannot be
+// renamed or removed either (EBUSY); the directories between the mount's
+// root and it are bound onto themselves for the same reason, so that no
+// parent can be renamed away and replaced by one holding a .git of the
+// agent's.
+
+// maxSubmoduleDepth bounds submodules of submodules.
+const maxSubmoduleDepth = 8
+
+// MaxReadFile is the largest file Host.ReadFile reads: git's index of a
+// very large repository is tens of megabytes.
+const MaxReadFile = 1 << 30
+
+// protectGit keeps every repository at the root of a directory the sandbox
+// can write (the project, the config's rw and dev binds) from being turned
+// against the host. It looks at the plan as the defaults, the project and
+// the config made it, and appends to it.
+func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
+	base := len(l.Plan.Ops)
+	type root struct{ host, inside string }
+	var roots []root
+	if pp.Dir != "" {
+		roots = append(roots, root{pp.Dir, pp.Dir})
+	}
+	for _, o := range l.Plan.Ops {
+		if writableBind(o) && !(o.Src == s.SandboxHome && o.Dest == s.Home) && !(o.Src == s.Tmp && o.Dest == "/tmp") {
+			roots = append(roots, root{o.Src, o.Dest})
+		}
+	}
+	seen := map[string]bool{}
+	var targets []roTarget
+	for _, r := range roots {
+		if seen[r.inside] {
+			continue
+		}
+		seen[r.inside] = true
+		i, rel := l.covering(filepath.Join(r.inside, ".git"), base)
+		if i < 0 {
+			continue
+		}
+		o := l.Plan.Ops[i]
+		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
+			continue // not writable there, or another host path
+		}
+		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, base: base, seen: map[string]bool{}}
+		if err := g.repo(r.host, 0); err != nil {
+			return err
+		}
+		targets = append(targets, g.ro...)
+	}
+	l.appendReadOnly(base, targets)
+	return l.useAgentGit(h, s, pp, base)
+}
+
+// roTarget is a host path to bind read-only onto itself inside, and the
+// op (its index) that makes it writable there.
+type roTarget struct {
+	host, inside string
+	mount        int
+}
+
+// appendReadOnly binds the targets read-only. First it binds each
+// directory between a target and the root of its writable mount onto
+// itself, shallowest first, so that none can be renamed (a mount point
+// cannot be); bwrap binds from the host, so the ops of the plan below such
+// a directory that came after its mount are then applied again; then the
+// targets.
+func (l *Launch) appendReadOnly(base int, targets []roTarget) {
+	type pin struct {
+		host, inside string
+		mount        int
+	}
+	pins := map[string]pin{}
+	for _, t := range targets {
+		o := l.Plan.Ops[t.mount]
+		rel, _ := relTo(t.inside, o.Dest)
+		parts := strings.Split(rel, "/")
+		for k := 1; k < len(parts); k++ {
+			r := filepath.Join(parts[:k]...)
+			in := filepath.Join(o.Dest, r)
+			if p, ok := pins[in]; !ok || t.mount < p.mount {
+				pins[in] = pin{filepath.Join(o.Src, r), in, t.mount}
+			}
+		}
+	}
+	order := make([]string, 0, len(pins))
+	for in := range pins {
+		order = append(order, in)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		di, dj := strings.Count(order[i], "/"), strings.Count(order[j], "/")
+		if di != dj {
+			return di < dj
+		}
+		return order[i] < order[j]
+	})
+	for _, in := range order {
+		p := pins[in]
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: p.host, Dest: p.inside})
+	}
+	for j := 0; j < base; j++ {
+		o := l.Plan.Ops[j]
+		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
+			continue
+		}
+		for _, in := range order {
+			if p := pins[in]; p.mount < j && (o.Dest == in || under(o.Dest, in)) {
+				l.Plan.Ops = append(l.Plan.Ops, o)
+				break
+			}
+		}
+	}
+	var done []string
+next:
+	for _, t := range targets {
+		for _, d := range done {
+			if t.inside == d || under(t.inside, d) {
+				continue next
+			}
+		}
+		done = append(done, t.inside)
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: t.host, Dest: t.inside})
+		l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads it; git commit fails inside)")
+	}
+}
+
+func writableBind(o bwrap.Op) bool {
+	switch o.Kind {
+	case bwrap.Bind, bwrap.BindTry, bwrap.DevBind, bwrap.DevBindTry:
+		return true
+	}
+	return false
+}
+
+// gitGuard protects the repositories in one writable mount: host
+// directory src, bound at dest.
+type gitGuard struct {
+	l         *Launch
+	h         Host
+	s         Spec
+	src, dest string
+	base      int             // the plan's ops before protectGit
+	ro        []roTarget      // what to make read-only
+	seen      map[string]bool // work trees done
+}
+
+func (g *gitGuard) fail(format string, args ...any) error {
+	return fmt.Errorf(format+": the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in %s", append(args, g.s.ConfigName)...)
+}
+
+// repo protects the repository whose work tree is wt (a host path in the
+// mount).
+func (g *gitGuard) repo(wt string, depth int) error {
+	if g.seen[wt] {
+		return nil
+	}
+	g.seen[wt] = true
+	if fi, err := g.h.Lstat(wt); err != nil || !fi.IsDir() {
+		return nil // a file or device bound rw: no work tree
+	}
+	dotgit := filepath.Join(wt, ".git")
+	fi, err := g.h.Lstat(dotgit)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return g.fail("%s: %v", dotgit, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return g.fail("%s is a symlink", dotgit)
+	}
+	if err := g.readOnly(dotgit); err != nil {
+		return err
+	}
+	gitdir := dotgit
+	if !fi.IsDir() {
+		// A .git file: "gitdir: PATH" (a linked worktree, a submodule,
+		// git init --separate-git-dir).
+		b, err := g.h.ReadFile(dotgit)
+		if err != nil {
+			return g.fail("%s: %v", dotgit, err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		p = strings.TrimSpace(p)
+		if !ok || p == "" {
+			return nil // not a repository to git either
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wt, p)
+		}
+		gitdir = filepath.Clean(p)
+		if err := g.readOnlyIfInside(gitdir); err != nil {
+			return err
+		}
+	}
+	common := gitdir
+	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return g.fail("%s: %v", filepath.Join(gitdir, "commondir"), err)
+	} else if err == nil {
+		p := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(gitdir, p)
+		}
+		common = filepath.Clean(p)
+		if err := g.readOnlyIfInside(common); err != nil {
+			return err
+		}
+	}
+	if depth >= maxSubmoduleDepth {
+		return nil
+	}
+	// Linked worktrees in the mount: git run there reads their .git
+	// file, which the agent could point at a git directory of its own.
+	wts, _ := g.h.Glob(filepath.Join(globQuote(common), "worktrees", "*", "gitdir"))
+	for _, f := range wts {
+		b, err := g.h.ReadFile(f)
+		if err != nil {
+			return g.fail("%s: %v", f, err)
+		}
+		p := filepath.Clean(strings.TrimSpace(string(b)))
+		if filepath.IsAbs(p) && filepath.Base(p) == ".git" && under(p, g.src) {
+			if err := g.repo(filepath.Dir(p), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	index := filepath.Join(gitdir, "index")
+	b, err := g.h.ReadFile(index)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return g.fail("%s: %v", index, err)
+	}
+	subs, err := gitlinks(b)
+	if err != nil {
+		return g.fail("%s: %v", index, err)
+	}
+	for _, sub := range subs {
+		if err := g.submodule(wt, sub, depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// submodule protects the submodule at path sub of work tree wt: its .git,
+// or the whole directory while it has none (so the agent cannot make one).
+func (g *gitGuard) submodule(wt, sub string, depth int) error {
+	if !filepath.IsLocal(sub) {
+		return g.fail("%s: submodule path %q leaves the work tree", wt, sub)
+	}
+	dir := filepath.Join(wt, sub)
+	if err := g.noSymlinks(dir); err != nil {
+		return err
+	}
+	fi, err := g.h.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return g.fail("submodule %s is missing (run git submodule update or git checkout -- %s on the host)", dir, sub)
+	case err != nil:
+		return g.fail("submodule %s: %v", dir, err)
+	case !fi.IsDir():
+		return g.fail("submodule %s is not a directory", dir)
+	}
+	if _, err := g.h.Lstat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		return g.readOnly(dir)
+	}
+	return g.repo(dir, depth+1)
+}
+
+// readOnlyIfInside makes p read-only if it lies in the mount; elsewhere
+// the sandbox does not see it.
+func (g *gitGuard) readOnlyIfInside(p string) error {
+	if p != g.src && !under(p, g.src) {
+		return nil
+	}
+	if _, err := g.h.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return g.readOnly(p)
+}
+
+// readOnly records host path p (in the mount) to be bound read-only onto
+// itself inside, if it is writable there.
+func (g *gitGuard) readOnly(p string) error {
+	for _, r := range g.ro {
+		if p == r.host || under(p, r.host) {
+			return nil
+		}
+	}
+	if err := g.noSymlinks(p); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(g.src, p)
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
+		return g.fail("%s is not below %s", p, g.src)
+	}
+	inside := filepath.Join(g.dest, rel)
+	i, r := g.l.covering(inside, g.base)
+	if i < 0 {
+		return nil
+	}
+	if o := g.l.Plan.Ops[i]; !writableBind(o) || filepath.Join(o.Src, r) != p {
+		return nil // not writable inside, or not this host path
+	}
+	g.ro = append(g.ro, roTarget{p, inside, i})
+	return nil
+}
+
+// noSymlinks checks that no component of p below the mount's root is a
+// symlink: bwrap would follow it.
+func (g *gitGuard) noSymlinks(p string) error {
+	rel, err := filepath.Rel(g.src, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	cur := g.src
+	for _, c := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, c)
+		fi, err := g.h.Lstat(cur)
+		if err != nil {
+			return nil
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return g.fail("%s is a symlink in %s, which the sandbox can write (the agent may have made it)", cur, g.src)
+		}
+	}
+	return nil
+}
+
+// globQuote quotes the pattern characters of a path for Glob.
+func globQuote(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		switch c {
+		case '*', '?', '[', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,254 @@
+package sandbox
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+)
+
+// projectPlan is the decision about the working directory's project.
+type projectPlan struct {
+	// Dir is the project bound at its own path, "" if none.
+	Dir string
+	// RW tells whether it is bound read-write.
+	RW bool
+	// notShown says why the working directory is not bound ("" if it
+	// is) and fix which config line would show it.
+	notShown, fix string
+}
+
+// projectMode returns the mode the config asks for (the last project
+// directive whose conditions hold) and where it was said; rw by default.
+func (l *Launch) projectMode(h Host, s Spec) (string, string, error) {
+	mode, from := sandboxcfg.ProjectRW, "the default"
+	for _, d := range s.Config {
+		if d.Name != sandboxcfg.Project {
+			continue
+		}
+		ok, err := l.holds(h, s, d.When)
+		if err != nil {
+			return "", "", err
+		}
+		if ok {
+			mode, from = d.Args[0], fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
+		}
+	}
+	return mode, from, nil
+}
+
+// addProject binds the project of the working directory at its own path
+// and starts there, when the working directory is strictly below the home
+// and not in the sandbox home, the private tmp or a dot-directory of the
+// home (~/.ssh, ~/.config: secrets and settings, not projects). The project
+// is the root of the git checkout the working directory is in, else the
+// working directory.
+func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
+	dir, why, pp := projectCandidate(h, s)
+	// The mode is decided as if the project were bound read-write: an `if
+	// exists` inside it is the agent's to decide, and refused.
+	n := len(l.Plan.Ops)
+	if dir != "" {
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Bind, Src: dir, Dest: dir})
+	}
+	mode, from, err := l.projectMode(h, s)
+	l.Plan.Ops = l.Plan.Ops[:n]
+	if err != nil {
+		return projectPlan{}, err
+	}
+	if mode == sandboxcfg.ProjectOff {
+		l.Notes = append(l.Notes, "project: none: project off ("+from+")")
+		return projectPlan{}, nil
+	}
+	if dir == "" {
+		return pp, nil
+	}
+	pwd, home := s.Pwd, s.Home
+	rw := mode == sandboxcfg.ProjectRW
+	if rw {
+		// What the host runs must not lie where the sandbox writes.
+		if p := s.hostRuns(h, dir); p != "" {
+			pp.notShown = fmt.Sprintf("its project %s holds %s, which the host runs or reads", dir, p)
+			pp.fix = fmt.Sprintf("add `project ro` to %s to show it read-only", s.ConfigName)
+			return pp, nil
+		}
+	}
+	// bwrap makes the mount point's parents in the sandbox home.
+	if err := noSymlinkBelow(h, home, s.SandboxHome, dir); err != nil {
+		return pp, fmt.Errorf("project %s: %w", dir, err)
+	}
+	kind, how := bwrap.Bind, "read-write"
+	if !rw {
+		kind, how = bwrap.ROBind, "read-only"
+	}
+	l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: kind, Src: dir, Dest: dir})
+	l.Plan.Chdir = pwd
+	l.Notes = append(l.Notes, fmt.Sprintf("project: %s (%s) %s (%s); starts in %s", dir, why, how, from, pwd))
+	pp.Dir, pp.RW = dir, rw
+	return pp, nil
+}
+
+// projectCandidate returns the project of the working directory and why it
+// is that one, or "" and, in pp, why nothing is shown.
+func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
+	pwd, home := s.Pwd, s.Home
+	switch {
+	case pwd == "":
+		pp.notShown = "it is unknown"
+		return "", "", pp
+	case pwd == home:
+		pp.notShown, pp.fix = "it is your home, which the sandbox never shows", "start claude in a project directory below it"
+		return "", "", pp
+	case under(home, pwd):
+		pp.notShown, pp.fix = "it holds your home, which the sandbox never shows", "start claude in a project directory below your home"
+		return "", "", pp
+	case !under(pwd, home):
+		pp.notShown = "it is not below your home"
+		if systemDir(pwd) {
+			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		} else {
+			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
+		}
+		return "", "", pp
+	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
+		pp.notShown = "it is in the sandbox home " + s.SandboxHome + ", which is the home inside"
+		return "", "", pp
+	case pwd == s.Tmp || under(pwd, s.Tmp):
+		pp.notShown = "it is in the private tmp " + s.Tmp + ", which is /tmp inside"
+		return "", "", pp
+	}
+	rel := strings.TrimPrefix(pwd, home+"/")
+	if top, _, _ := strings.Cut(rel, "/"); strings.HasPrefix(top, ".") {
+		pp.notShown = fmt.Sprintf("it is in ~/%s, which holds settings or secrets, not projects", top)
+		pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		return "", "", pp
+	}
+	dir, why = pwd, "the working directory"
+	for d := pwd; under(d, home); d = filepath.Dir(d) {
+		if _, err := h.Lstat(filepath.Join(d, ".git")); err == nil {
+			dir = d
+			if d != pwd {
+				why = "the root of the git checkout the working directory is in"
+			} else {
+				why = "the working directory, a git checkout's root"
+			}
+			break
+		}
+	}
+	return dir, why, pp
+}
+
+// hostRuns returns a path below dir that the host executes or reads as
+// configuration, or "": a directory of the launcher's PATH, the
+// netns-enter helper, the agent's directory, the config file or a symlink
+// hop on its way.
+func (s Spec) hostRuns(h Host, dir string) string {
+	env := newEnv(s.Environ)
+	path, _ := env.get("PATH")
+	// The agent's directory too: claude-update runs what it installs
+	// there, on the host.
+	cands := []string{s.NetnsEnter, s.BinDir}
+	for _, p := range filepath.SplitList(path) {
+		if !filepath.IsAbs(p) {
+			// Relative to wherever the user's shell is: the project too.
+			return fmt.Sprintf("%q of your PATH (a relative directory)", p)
+		}
+		cands = append(cands, filepath.Clean(p))
+	}
+	for _, p := range cands {
+		if p == dir || under(p, dir) {
+			return p
+		}
+		if real, err := h.EvalSymlinks(p); err == nil && (real == dir || under(real, dir)) {
+			return p
+		}
+	}
+	// The config file and every link on its way.
+	cfg := filepath.Join(s.Home, ".claude-sandbox-init")
+	for i := 0; i < 16; i++ {
+		if under(cfg, dir) {
+			return cfg
+		}
+		fi, err := h.Lstat(cfg)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		t, err := h.Readlink(cfg)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(filepath.Dir(cfg), t)
+		}
+		cfg = filepath.Clean(t)
+	}
+	if real, err := h.EvalSymlinks(filepath.Join(s.Home, ".claude-sandbox-init")); err == nil && under(real, dir) {
+		return real
+	}
+	return ""
+}
+
+// finishProject runs after the config: it starts in the working directory
+// if the config showed it, says so if nothing did, and keeps every git
+// repository the sandbox can write from being turned against the host.
+func (l *Launch) finishProject(h Host, s Spec, pp projectPlan) error {
+	if pp.Dir == "" && s.Pwd != "" && s.Pwd != s.Home && l.shows(s.Pwd) {
+		if l.Plan.Chdir == s.Home {
+			l.Plan.Chdir = s.Pwd
+		}
+		pp.notShown = ""
+	}
+	if pp.notShown != "" {
+		msg := fmt.Sprintf("the working directory %s is not visible in the sandbox: %s", s.Pwd, pp.notShown)
+		if pp.fix != "" {
+			msg += "; " + pp.fix
+		}
+		if s.Pwd == "" {
+			msg = "the working directory is not visible in the sandbox: " + pp.notShown
+		}
+		l.Notices = append(l.Notices, msg)
+	}
+	return l.protectGit(h, s, pp)
+}
+
+// shows reports whether path inside the sandbox is the host's path: the
+// last op covering it binds the host path at its own place.
+func (l *Launch) shows(path string) bool {
+	i, rel := l.covering(path, len(l.Plan.Ops))
+	if i < 0 {
+		return false
+	}
+	o := l.Plan.Ops[i]
+	return o.IsBind() && filepath.Join(o.Src, rel) == path
+}
+
+// covering returns the index of the last of the first n ops whose
+// destination is path or above it, and path relative to that destination;
+// -1 if none.
+func (l *Launch) covering(path string, n int) (int, string) {
+	ops := l.Plan.Ops[:n]
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
+			continue
+		}
+		if rel, ok := relTo(path, o.Dest); ok {
+			return i, rel
+		}
+	}
+	return -1, ""
+}
+
+// systemDir reports whether path is in a directory of the system, which a
+// hint should not suggest binding read-write.
+func systemDir(path string) bool {
+	for _, d := range []string{"/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc", "/sys", "/run", "/var", "/opt", "/root", "/home"} {
+		if path == d || under(path, d) {
+			return true
+		}
+	}
+	return false
+}

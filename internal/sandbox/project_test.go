@@ -1,0 +1,132 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+)
+
+func TestProject(t *testing.T) {
+	tests := []struct {
+		name   string
+		pwd    string
+		host   func(*fakeHost)
+		config string
+		path   string // the launcher's PATH, if not baseEnv's
+		bindir string // the agent's directory, if not baseSpec's
+		// want: the project bind ("" none), its kind, where it starts,
+		// and the notice ("" none).
+		want   string
+		kind   bwrap.Kind
+		chdir  string
+		notice string
+	}{
+		{name: "working directory", pwd: "/home/u/projects/p",
+			want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
+		{name: "git root above", pwd: "/home/u/projects/p/src/x", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/.git"] = "d"
+			h.files["/home/u/projects/p/src"] = "d"
+			h.files["/home/u/projects/p/src/x"] = "d"
+		}, want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p/src/x"},
+		{name: "git file marks the root too", pwd: "/home/u/projects/p/src", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/.git"] = "f"
+			h.files["/home/u/projects/p/src"] = "d"
+		}, want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p/src"},
+		{name: "a repository in the home itself is not the project", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
+			h.files["/home/u/.git"] = "d"
+		}, want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
+		{name: "project ro", pwd: "/home/u/projects/p", config: "project ro",
+			want: "/home/u/projects/p", kind: bwrap.ROBind, chdir: "/home/u/projects/p"},
+		{name: "project off", pwd: "/home/u/projects/p", config: "project off", chdir: "/home/u"},
+		{name: "project off under a condition that holds", pwd: "/home/u/projects/p", config: "if pwd-under ~/projects\nproject off\nend", chdir: "/home/u"},
+		{name: "project off under a condition that does not hold", pwd: "/home/u/projects/p", config: "if pwd-under ~/other\nproject off\nend",
+			want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
+		{name: "the last project line wins", pwd: "/home/u/projects/p", config: "project off\nproject ro",
+			want: "/home/u/projects/p", kind: bwrap.ROBind, chdir: "/home/u/projects/p"},
+		{name: "home", pwd: "/home/u", chdir: "/home/u",
+			notice: "the working directory /home/u is not visible in the sandbox: it is your home, which the sandbox never shows; start claude in a project directory below it"},
+		{name: "root", pwd: "/", chdir: "/home/u",
+			notice: "the working directory / is not visible in the sandbox: it holds your home, which the sandbox never shows; start claude in a project directory below your home"},
+		{name: "above the home", pwd: "/home", chdir: "/home/u",
+			notice: "the working directory /home is not visible in the sandbox: it holds your home, which the sandbox never shows; start claude in a project directory below your home"},
+		{name: "etc", pwd: "/etc", chdir: "/home/u",
+			notice: "the working directory /etc is not visible in the sandbox: it is not below your home; add `ro /etc` to ~/.claude-sandbox-init to show it"},
+		{name: "outside the home", pwd: "/srv/x", host: func(h *fakeHost) { h.files["/srv"] = "d"; h.files["/srv/x"] = "d" }, chdir: "/home/u",
+			notice: "the working directory /srv/x is not visible in the sandbox: it is not below your home; add `rw /srv/x` (or ro) to ~/.claude-sandbox-init to show it"},
+		{name: "outside the home, shown by the config", pwd: "/var/lib", config: "ro /var/lib", chdir: "/var/lib"},
+		{name: "dot-directory", pwd: "/home/u/.opam/x", host: func(h *fakeHost) { h.files["/home/u/.opam/x"] = "d" }, chdir: "/home/u",
+			notice: "the working directory /home/u/.opam/x is not visible in the sandbox: it is in ~/.opam, which holds settings or secrets, not projects; add `ro /home/u/.opam/x` to ~/.claude-sandbox-init to show it"},
+		{name: "sandbox home", pwd: "/home/u/.claude-home", chdir: "/home/u",
+			notice: "the working directory /home/u/.claude-home is not visible in the sandbox: it is in the sandbox home /home/u/.claude-home, which is the home inside"},
+		{name: "sandbox home elsewhere in the home", pwd: "/home/u/sbx/x", host: func(h *fakeHost) {
+			h.files["/home/u/sbx"] = "d"
+			h.files["/home/u/sbx/x"] = "d"
+		}, config: "", chdir: "/home/u",
+			notice: "the working directory /home/u/sbx/x is not visible in the sandbox: it is in the sandbox home /home/u/sbx, which is the home inside"},
+		{name: "a directory of PATH in the project", pwd: "/home/u/projects", path: "/home/u/projects/p/bin:/usr/bin", chdir: "/home/u",
+			notice: "the working directory /home/u/projects is not visible in the sandbox: its project /home/u/projects holds /home/u/projects/p/bin, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a directory of PATH in the project, read-only", pwd: "/home/u/projects", path: "/home/u/projects/p/bin:/usr/bin", config: "project ro",
+			want: "/home/u/projects", kind: bwrap.ROBind, chdir: "/home/u/projects"},
+		{name: "a relative directory in PATH", pwd: "/home/u/projects/p", path: ".:/usr/bin", chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds \".\" of your PATH (a relative directory), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the agent's directory in the project", pwd: "/home/u/projects", host: func(h *fakeHost) {
+			h.files["/home/u/projects/p/bin"] = "d"
+			h.files["/home/u/projects/p/bin/claude"] = "f"
+		}, chdir: "/home/u", bindir: "/home/u/projects/p/bin",
+			notice: "the working directory /home/u/projects is not visible in the sandbox: its project /home/u/projects holds /home/u/projects/p/bin, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "the config file links into the project", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
+			h.files["/home/u/.claude-sandbox-init"] = "projects/p/init"
+			h.files["/home/u/projects/p/init"] = "f"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/init, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			if tt.host != nil {
+				tt.host(h)
+			}
+			s := baseSpec()
+			s.Pwd = tt.pwd
+			if tt.name == "sandbox home elsewhere in the home" {
+				s.SandboxHome = "/home/u/sbx"
+			}
+			if tt.bindir != "" {
+				s.BinDir = tt.bindir
+			}
+			if tt.path != "" {
+				s.Environ = append(append([]string(nil), baseEnv...), "PATH="+tt.path)
+			}
+			s.Config = parseConfig(t, s, tt.config)
+			l, err := Build(h, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []bwrap.Op
+			for _, o := range l.Plan.Ops {
+				if o.Src == o.Dest && o.Dest != "" && strings.HasPrefix(o.Dest, "/home/u/") && !strings.HasPrefix(o.Dest, "/home/u/.claude-home") && !strings.Contains(o.Dest, "/.git") && o.Src != s.BinDir {
+					got = append(got, o)
+				}
+			}
+			switch {
+			case tt.want == "" && len(got) > 0:
+				t.Errorf("project bound: %v, want none", got)
+			case tt.want != "" && (len(got) != 1 || got[0].Src != tt.want || got[0].Kind != tt.kind):
+				t.Errorf("project binds %v, want one of kind %v of %s", got, tt.kind, tt.want)
+			}
+			if l.Plan.Chdir != tt.chdir {
+				t.Errorf("starts in %s, want %s", l.Plan.Chdir, tt.chdir)
+			}
+			notice := ""
+			for _, n := range l.Notices {
+				if strings.Contains(n, "working directory") {
+					notice = n
+				}
+			}
+			if notice != tt.notice {
+				t.Errorf("notice:\n%s\nwant:\n%s", notice, tt.notice)
+			}
+		})
+	}
+}

@@ -46,6 +46,11 @@ type Resolver struct {
 	PinFloor time.Duration
 	// Logf reports errors of the resolver itself (a failed pin).
 	Logf func(format string, args ...any)
+	// Refresh, if set, brings the policies up to date (cheaply when
+	// nothing changed); Answer calls it first, so that no answer rests on
+	// old news: a namespace whose up just finished is known, and one made
+	// anew (its sets empty) is pinned again.
+	Refresh func()
 	now  func() time.Time
 
 	mu  sync.RWMutex
@@ -127,10 +132,16 @@ func (r *Resolver) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 
 // Answer is the reply to query q from src.
 func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Msg {
+	if q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 {
+		return reply(q, dns.RcodeRefused)
+	}
+	if r.Refresh != nil {
+		r.Refresh()
+	}
 	r.mu.RLock()
 	ns := r.nss[src]
 	r.mu.RUnlock()
-	if ns == nil || q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 {
+	if ns == nil {
 		return reply(q, dns.RcodeRefused)
 	}
 	p := &ns.policy

@@ -222,3 +222,18 @@ func TestUDPExchanger(t *testing.T) {
 		t.Fatalf("Exchange = %v, %v", resp, err)
 	}
 }
+
+// TestRefreshFirst: a namespace whose policy arrived after the last reload
+// is answered, not refused: Answer refreshes first.
+func TestRefreshFirst(t *testing.T) {
+	r, _, _, _ := newTestResolver(t)
+	late := netcfg.Policy{Name: "late", Addr: netip.MustParseAddr("10.10.0.9"), Mode: "open", Upstream: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")}}
+	refreshed := 0
+	r.Refresh = func() {
+		refreshed++
+		r.SetPolicies(map[string][]byte{"late.json": late.Marshal()})
+	}
+	if resp := r.Answer(context.Background(), late.Addr, query("evil.test.", dns.TypeA)); resp.Rcode != dns.RcodeSuccess || refreshed != 1 {
+		t.Fatalf("query from a namespace not yet loaded: %s after %d refreshes, want NOERROR after 1", dns.RcodeToString[resp.Rcode], refreshed)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,9 +37,9 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 	}
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
-	for _, err := range r.SetPolicies(readPolicies(o.policyDir)) {
-		logf("%v", err)
-	}
+	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
+	loader.refresh(true)
+	r.Refresh = func() { loader.refresh(false) }
 
 	// IP_FREEBIND: the bridge may get its address after we start
 	// (systemd-networkd configures it in parallel).
@@ -64,7 +65,7 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 	for _, s := range servers {
 		go func() { errc <- s.ActivateAndServe() }()
 	}
-	go watchPolicies(ctx, o.policyDir, r, logf)
+	go loader.watch(ctx)
 	go func() {
 		if err := readDrops(ctx, denials); err != nil {
 			logf("denial log of the firewall's drops: %v", err)
@@ -82,39 +83,66 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 	return err
 }
 
-// watchPolicies reloads the policies when the directory changes.
-func watchPolicies(ctx context.Context, dir string, r *Resolver, logf func(string, ...any)) {
+// policyLoader reads the policy directory into the resolver when it
+// changed: on inotify events, and before each answer (a stat of the
+// directory when nothing changed).
+type policyLoader struct {
+	dir  string
+	r    *Resolver
+	logf func(string, ...any)
+
+	mu    sync.Mutex
+	mtime time.Time
+	last  map[string]string
+}
+
+// refresh reloads if the directory's modification time changed (every
+// file netns-setup writes or removes is a rename or an unlink in it), or
+// with force whatever it says (the clock of mtimes is coarse: two changes
+// a few milliseconds apart may show the same time).
+func (l *policyLoader) refresh(force bool) {
+	st, err := os.Stat(l.dir)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !force && err == nil && st.ModTime().Equal(l.mtime) && l.last != nil {
+		return
+	}
+	if err == nil {
+		l.mtime = st.ModTime()
+	}
+	files := readPolicies(l.dir)
+	same := l.last != nil && len(files) == len(l.last)
+	for k, v := range files {
+		same = same && l.last[k] == string(v)
+	}
+	if same {
+		return
+	}
+	l.last = map[string]string{}
+	for k, v := range files {
+		l.last[k] = string(v)
+	}
+	for _, err := range l.r.SetPolicies(files) {
+		l.logf("%v", err)
+	}
+}
+
+// watch reloads the policies when the directory changes.
+func (l *policyLoader) watch(ctx context.Context) {
+	dir := l.dir
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		logf("inotify: %v: reading %s every %s", err, dir, pollEvery)
+		l.logf("inotify: %v: reading %s every %s", err, dir, pollEvery)
 		fd = -1
 	}
 	watching := false
 	buf := make([]byte, 4096)
-	last := map[string]string{}
-	reload := func() {
-		files := readPolicies(dir)
-		same := len(files) == len(last)
-		for k, v := range files {
-			same = same && last[k] == string(v)
-		}
-		if same {
-			return
-		}
-		last = map[string]string{}
-		for k, v := range files {
-			last[k] = string(v)
-		}
-		for _, err := range r.SetPolicies(files) {
-			logf("%v", err)
-		}
-	}
 	for ctx.Err() == nil {
 		if fd >= 0 && !watching {
 			_, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_MOVED_FROM|unix.IN_DELETE|unix.IN_CLOSE_WRITE|unix.IN_DELETE_SELF)
 			watching = err == nil
 		}
-		reload()
+		l.refresh(true)
 		if fd < 0 || !watching {
 			sleep(ctx, pollEvery)
 			continue

@@ -200,9 +200,7 @@ func (w *policyWorld) writeNsConf(name, content string) {
 }
 
 // resolve asks netns-dns, from inside sandbox ns, for the A record of name
-// and returns the rcode and addresses. It waits for netns-dns to learn of
-// the namespace (it follows the policy directory) while it answers
-// REFUSED to a name that must resolve, up to 10 s.
+// and returns the rcode and addresses.
 func (w *policyWorld) resolve(ns, name string) (rcode string, addrs []string) {
 	w.t.Helper()
 	q := new(dns.Msg)
@@ -224,21 +222,16 @@ func (w *policyWorld) resolve(ns, name string) (rcode string, addrs []string) {
 	return dns.RcodeToString[resp.Rcode], addrs
 }
 
-// mustResolve resolves name, retrying while netns-dns has not read the
-// namespace's policy yet, and fails unless it gets NOERROR.
+// mustResolve resolves name and fails unless it gets NOERROR. It does not
+// wait for netns-dns to notice the namespace: a query right after up must
+// be answered.
 func (w *policyWorld) mustResolve(ns, name string) []string {
 	w.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rcode, addrs := w.resolve(ns, name)
-		if rcode == "NOERROR" {
-			return addrs
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("resolve %s in %s: %s", name, ns, rcode)
-		}
-		time.Sleep(100 * time.Millisecond)
+	rcode, addrs := w.resolve(ns, name)
+	if rcode != "NOERROR" {
+		w.t.Fatalf("resolve %s in %s: %s", name, ns, rcode)
 	}
+	return addrs
 }
 
 // dial connects from sandbox ns to addr (tcp or udp) and, for tcp, reads

@@ -51,7 +51,7 @@ type Resolver struct {
 	// old news: a namespace whose up just finished is known, and one made
 	// anew (its sets empty) is pinned again.
 	Refresh func()
-	now  func() time.Time
+	now     func() time.Time
 
 	mu  sync.RWMutex
 	nss map[netip.Addr]*namespace

@@ -63,9 +63,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 	}
 
 	var undo undoStack
-	// In a closure: a deferred method call would take the stack as it is
-	// now, empty.
-	defer func() { undo.run(&err) }()
+	defer undo.run(&err)
 
 	// The firewall first: where nftables is missing, nothing else is made.
 	hadTable, err := nft.Exists(nft.TableName, -1)

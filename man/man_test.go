@@ -37,6 +37,7 @@ var pages = []page{
 	{"netns-firewall.conf.5", []string{"internal/nft"}},
 	{"netns-enter.8", []string{"applets/netns-enter", "internal/nsname"}},
 	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/nft", "internal/nsname"}},
+	{"netns-dns.8", []string{"applets/netns-dns"}},
 	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname", "internal/bindir"}},
 }
 
@@ -247,7 +248,7 @@ func kebab(s string) string {
 }
 
 // flagSetNames returns the names given to fs.String, fs.StringVar,
-// fs.Bool, fs.BoolVar, fs.Int and fs.IntVar in file, as --NAME.
+// fs.Bool, fs.BoolVar, fs.Int, fs.IntVar and fs.Var in file, as --NAME.
 func flagSetNames(t *testing.T, file string) []string {
 	var out []string
 	ast.Inspect(parseFile(t, file), func(n ast.Node) bool {
@@ -259,7 +260,7 @@ func flagSetNames(t *testing.T, file string) []string {
 		if !ok {
 			return true
 		}
-		idx := map[string]int{"String": 0, "Bool": 0, "Int": 0, "StringVar": 1, "BoolVar": 1, "IntVar": 1}
+		idx := map[string]int{"String": 0, "Bool": 0, "Int": 0, "StringVar": 1, "BoolVar": 1, "IntVar": 1, "Var": 1}
 		i, ok := idx[sel.Sel.Name]
 		if !ok || len(call.Args) <= i {
 			return true
@@ -334,6 +335,7 @@ func TestOptionsDocumented(t *testing.T) {
 		"claude-sandbox-init.5": append(constStrings(t, "internal/sandboxcfg/sandboxcfg.go"),
 			caseStrings(t, "internal/sandboxcfg/sandboxcfg.go", "Parse")...),
 		"netns-firewall.conf.5": caseStrings(t, "internal/nft/config.go", ""),
+		"netns-dns.8":           flagSetNames(t, "applets/netns-dns/netnsdns.go"),
 	}
 	for file, names := range want {
 		words := boldWords(read(t, file))

@@ -7,15 +7,18 @@
 #                    lib/systemd/system/netns@.service, lib/systemd/network/
 #                    {br-netns.netdev,br-netns.network,bridging.network},
 #                    lib/sysctl.d/99-claude-sandbox-netns.conf (ip_forward),
-#                    lib/systemd/resolved.conf.d/claude-sandbox-netns.conf (a stub
-#                    listener on 10.10.0.1), and $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf
-#                    (the allow-list, unless one is there: an admin's edits are kept).
+#                    bin/netns-dns (link), lib/systemd/system/netns-dns.service,
+#                    share/claude-sandbox/presets/{claude-code,dev}, and
+#                    $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf (the policy, unless one
+#                    is there: an admin's edits are kept). It removes the resolved
+#                    drop-in of earlier versions (netns-dns now answers on 10.10.0.1).
 #                    Without DESTDIR and where systemd runs: daemon-reload, networkctl
-#                    reload, resolved restart.
+#                    reload, resolved restart, enable --now netns-dns.
 # uninstall-network  removes exactly that (the allow-list only if unedited), and
 #                    uninstall-netns-enter
 # bench-network      netns-setup up of 1 and 100 namespaces vs ip netns add + ip link
-#                    doing the bare equivalent, in a throwaway host namespace
+#                    doing the bare equivalent, in a throwaway host namespace; then
+#                    scripts/bench-dns: netns-dns's latency, TTFB and memory ratios
 
 NET_LIB       = $(DESTDIR)$(PREFIX)/lib
 NET_UNIT      = $(NET_LIB)/systemd/system/netns@.service
@@ -23,6 +26,8 @@ NET_NETWORKD  = $(NET_LIB)/systemd/network
 NET_NETWORKS  = br-netns.netdev br-netns.network bridging.network
 NET_SYSCTL    = $(NET_LIB)/sysctl.d/99-claude-sandbox-netns.conf
 NET_RESOLVED  = $(NET_LIB)/systemd/resolved.conf.d/claude-sandbox-netns.conf
+NET_DNS_UNIT  = $(NET_LIB)/systemd/system/netns-dns.service
+NET_PRESETS   = $(DESTDIR)$(PREFIX)/share/claude-sandbox/presets
 NET_FIREWALL  = $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf
 # Whether to reload the running system's daemons: a real install where
 # systemd runs.
@@ -37,7 +42,11 @@ install-network: install install-netns-enter
 	chmod 0644 $(NET_UNIT).tmp && mv -f $(NET_UNIT).tmp $(NET_UNIT)
 	for f in $(NET_NETWORKS); do install -D -m 0644 install/network/$$f $(NET_NETWORKD)/$$f || exit 1; done
 	install -D -m 0644 install/network/99-claude-sandbox-netns.conf $(NET_SYSCTL)
-	install -D -m 0644 install/network/claude-sandbox-netns-resolved.conf $(NET_RESOLVED)
+	rm -f $(NET_RESOLVED)
+	ln -sf claude-sandbox $(BIN)/netns-dns
+	sed 's|@PREFIX@|$(PREFIX)|g' install/systemd/netns-dns.service >$(NET_DNS_UNIT).tmp
+	chmod 0644 $(NET_DNS_UNIT).tmp && mv -f $(NET_DNS_UNIT).tmp $(NET_DNS_UNIT)
+	for f in claude-code dev; do install -D -m 0644 install/presets/$$f $(NET_PRESETS)/$$f || exit 1; done
 	@if [ -e '$(NET_FIREWALL)' ] || [ -L '$(NET_FIREWALL)' ]; then \
 		echo "keeping the existing allow-list $(NET_FIREWALL)"; \
 	else \
@@ -50,11 +59,15 @@ install-network: install install-netns-enter
 		systemctl daemon-reload; \
 		if systemctl -q is-active systemd-networkd; then networkctl reload; fi; \
 		if systemctl -q is-active systemd-resolved; then systemctl try-restart systemd-resolved; fi; \
+		systemctl enable netns-dns.service && systemctl restart netns-dns.service; \
 		echo "next: systemctl enable --now netns@$(NETNS).service"; \
 	fi
 
 uninstall-network: uninstall-netns-enter
-	rm -f $(BIN)/netns-setup $(NET_UNIT) $(NET_SYSCTL) $(NET_RESOLVED)
+	@if $(NET_LIVE); then systemctl disable --now netns-dns.service 2>/dev/null || true; fi
+	rm -f $(BIN)/netns-setup $(BIN)/netns-dns $(NET_UNIT) $(NET_DNS_UNIT) $(NET_SYSCTL) $(NET_RESOLVED)
+	rm -f $(NET_PRESETS)/claude-code $(NET_PRESETS)/dev
+	-rmdir $(NET_PRESETS) $(dir $(NET_PRESETS)) 2>/dev/null
 	for f in $(NET_NETWORKS); do rm -f $(NET_NETWORKD)/$$f; done
 	@if [ -f '$(NET_FIREWALL)' ]; then \
 		if cmp -s install/network/netns-firewall.conf '$(NET_FIREWALL)'; then \
@@ -72,5 +85,6 @@ uninstall-network: uninstall-netns-enter
 
 bench-network: build/claude-sandbox
 	scripts/bench-network build/claude-sandbox
+	scripts/bench-dns
 
 BENCH += bench-network

@@ -24,6 +24,7 @@ Sandbox flags (only before the first other argument):
   --sandbox-seccomp[=table]  print the seccomp policy (with ~/.claude-sandbox-init applied)
   --sandbox-seccomp=bpf      write the raw seccomp program to stdout
   --sandbox-doctor [--json]  check the installation (claude-sandbox doctor) and exit
+  --sandbox-network=host     run in the host's network, not the agents namespace
   --sandbox-help             this text
 
 Environment: CLAUDE_SBX_BINDIR, CLAUDE_SBX_HOME, CLAUDE_SBX_TMP, CLAUDE_SBX_NETNS.
@@ -44,9 +45,10 @@ const (
 
 // options are the parsed command line.
 type options struct {
-	mode  mode
-	shell bool
-	args  []string
+	mode        mode
+	shell       bool
+	hostNetwork bool
+	args        []string
 }
 
 // parseArgs takes the launcher's flags from the front of args. Flags of
@@ -84,6 +86,8 @@ func parseArgs(args []string) (options, error) {
 			err = set(modeHelp, a)
 		case "--sandbox-doctor":
 			err = set(modeDoctor, a)
+		case "--sandbox-network=host":
+			o.hostNetwork = true
 		default:
 			if strings.HasPrefix(a, "--sandbox-seccomp=") {
 				return o, cli.Usagef("%s: want --sandbox-seccomp=table or --sandbox-seccomp=bpf", a)

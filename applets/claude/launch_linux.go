@@ -74,6 +74,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 		UID: uid, User: userName, Home: home, Pwd: pwd,
 		SandboxHome: k.sandboxHome, Tmp: k.tmp, BinDir: k.binDir,
 		Netns: k.netns, NetnsEnter: filepath.Join(buildinfo.Prefix, "bin", "netns-enter"),
+		Network:  networkFacts(o.hostNetwork),
 		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,
 		Config: directives, ConfigName: configName,
 	}

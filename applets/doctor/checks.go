@@ -665,18 +665,16 @@ func checkDNS(s *state) Result {
 		return r
 	}
 	r.Message = fmt.Sprintf("%s does not resolve inside %s: %s", s.c.DNSName, ns, errText(out))
-	r.Fix = fmt.Sprintf("check the nameserver in %s (sudo systemctl restart netns@%s.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)", s.c.ResolvConf, ns)
+	r.Fix = fmt.Sprintf("check the nameserver in %s (sudo systemctl restart netns@%s.service rewrites it; netns-dns answers there: systemctl status netns-dns; refused names: sudo netns-setup denials %s)", s.c.ResolvConf, ns, ns)
 	return r
 }
 
 // checkPolicy checks the policy the firewall is built from.
 //
-// Today that is netns-firewall.conf's allow and resolver lines, which
-// netns-setup up turns into the table above. A per-namespace egress
-// policy (policy, domain and preset lines, a policy resolver) extends that
-// file; when it lands, its parser's result for s.c.Netns belongs here:
-// which policy is in force, and whether the running firewall and resolver
-// are the ones it yields.
+// That is netns-firewall.conf: its policy, domain, preset, allow and
+// resolver lines, which netns-setup up turns into the tables above (a
+// namespace's own netns-firewall.d/NAME.conf adds to it; netns-setup
+// status NAME shows the result for one namespace).
 func checkPolicy(s *state) Result {
 	r := Result{Check: "policy", Status: Fail}
 	if !s.network {
@@ -687,7 +685,7 @@ func checkPolicy(s *state) Result {
 	if err != nil {
 		// netns-setup builds the default firewall without the file.
 		r.Status, r.Message = Warn, f+" is missing: the firewall blocks the LAN and host ranges and allows the rest"
-		r.Fix = "sudo make install-network (installs the commented default)"
+		r.Fix = "sudo make install-network (installs the default: policy allowlist, presets claude-code and dev)"
 		return r
 	}
 	c, err := nft.ParseConfig(f, b)
@@ -696,7 +694,12 @@ func checkPolicy(s *state) Result {
 		r.Fix = "fix that line, then: sudo systemctl restart netns@" + s.c.Netns + ".service"
 		return r
 	}
-	r.Status, r.Message = OK, fmt.Sprintf("%s: LAN and host ranges blocked, %d allow line(s), %d resolver line(s)", f, len(c.Allow), len(c.Resolvers))
+	policy := c.Policy
+	if policy == "" {
+		policy = "none (open, the host's resolver)"
+	}
+	r.Status, r.Message = OK, fmt.Sprintf("%s: LAN and host ranges blocked, policy %s, %d domain line(s), %d preset(s), %d allow line(s), %d resolver line(s)",
+		f, policy, len(c.Domains), len(c.Presets), len(c.Allow), len(c.Resolvers))
 	return r
 }
 

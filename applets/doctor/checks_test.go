@@ -370,10 +370,10 @@ func TestChecks(t *testing.T) {
 		{"dns fails", false, func(h *fakeHost) {
 			h.cmds[dnsKey] = Output{Code: 1, Stderr: "doctor: resolve api.anthropic.com at 10.10.0.1:53: i/o timeout\n"}
 		}, "dns", Fail, "api.anthropic.com does not resolve inside agents: doctor: resolve api.anthropic.com at 10.10.0.1:53: i/o timeout",
-			"check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)"},
+			"check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; netns-dns answers there: systemctl status netns-dns; refused names: sudo netns-setup denials agents)"},
 		{"dns fails, as root", true, func(h *fakeHost) {
 			h.cmds[rootDNSKey] = Output{Code: 1, Stderr: "doctor: resolve api.anthropic.com at 10.10.0.1:53: server misbehaving\n"}
-		}, "dns", Fail, "server misbehaving", "check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; with systemd-resolved: sudo systemctl restart systemd-resolved)"},
+		}, "dns", Fail, "server misbehaving", "check the nameserver in /etc/netns/agents/resolv.conf (sudo systemctl restart netns@agents.service rewrites it; netns-dns answers there: systemctl status netns-dns; refused names: sudo netns-setup denials agents)"},
 		{"dns without ip(8), as root", true, func(h *fakeHost) { delete(h.stats, "/usr/sbin/ip") },
 			"dns", Skip, "ip(8) is not installed", "sudo apt-get install iproute2"},
 		{"dns skipped when the namespace is down", false, func(h *fakeHost) { delete(h.stats, "/run/netns/agents") },
@@ -381,7 +381,7 @@ func TestChecks(t *testing.T) {
 		{"policy line broken", false, func(h *fakeHost) { h.files[testConfig.FirewallConfig] = "allow 192.168.1.10 tcp\n" },
 			"policy", Fail, "/usr/local/etc/netns-firewall.conf:1:", "fix that line, then: sudo systemctl restart netns@agents.service"},
 		{"policy file missing", false, func(h *fakeHost) { delete(h.files, testConfig.FirewallConfig) },
-			"policy", Warn, "is missing", "sudo make install-network (installs the commented default)"},
+			"policy", Warn, "is missing", "sudo make install-network (installs the default: policy allowlist, presets claude-code and dev)"},
 		{"agent missing", false, func(h *fakeHost) { h.links = nil },
 			"agent", Fail, "/opt/claude/bin/claude is not installed", "sudo claude-update"},
 		{"agent dangling", false, func(h *fakeHost) { delete(h.stats, bin) },

@@ -6,6 +6,8 @@
 //	netns-setup up NAME       make or repair namespace NAME (idempotent)
 //	netns-setup down NAME     remove what up made (idempotent)
 //	netns-setup status NAME   print the state; exit 1 unless it is fully up
+//	netns-setup denials NAME [--follow]
+//	                          print what the namespace's policy refused
 //
 // netns@.service runs up and down. The firewall (nftables table inet
 // claude_sandbox) is written by every up, atomically, and deleted by the
@@ -29,10 +31,15 @@ import (
 // Applet is the netns-setup applet.
 var Applet = cli.Applet{Name: "netns-setup", Run: run}
 
-const usage = "usage: netns-setup up|down|status NAME"
+// usage names the verbs netns@.service and people use to manage a
+// namespace; denials has its own line.
+const (
+	usage        = "usage: netns-setup up|down|status NAME"
+	usageDenials = "usage: netns-setup denials NAME [--follow]"
+)
 
 func run(ctx context.Context, args []string, stdio cli.Stdio) error {
-	cfg := netcfg.Default(buildinfo.Sysconfdir)
+	cfg := netcfg.DefaultAt(buildinfo.Sysconfdir, buildinfo.Prefix)
 	fs := flag.NewFlagSet("netns-setup", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	// Hidden flags, for tests only: they point the applet at throwaway
@@ -42,6 +49,9 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	fs.StringVar(&cfg.FirewallConfig, "firewall-config", cfg.FirewallConfig, "")
 	fs.StringVar(&cfg.HostResolvConf, "host-resolv-conf", cfg.HostResolvConf, "")
 	fs.StringVar(&cfg.LockFile, "lock-file", cfg.LockFile, "")
+	fs.StringVar(&cfg.PresetDir, "preset-dir", cfg.PresetDir, "")
+	fs.StringVar(&cfg.PolicyDir, "policy-dir", cfg.PolicyDir, "")
+	fs.StringVar(&cfg.LogDir, "log-dir", cfg.LogDir, "")
 	bridgeAddr := fs.String("bridge-addr", cfg.BridgeAddr.String(), "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -54,7 +64,11 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 		return cli.Usagef("--bridge-addr: %v", err)
 	}
 	cfg.BridgeAddr = p
-	if fs.NArg() != 2 {
+	follow := fs.NArg() == 3 && fs.Arg(0) == "denials" && (fs.Arg(2) == "--follow" || fs.Arg(2) == "-f")
+	if fs.NArg() >= 1 && fs.Arg(0) == "denials" && fs.NArg() != 2 && !follow {
+		return cli.Usagef("%s", usageDenials)
+	}
+	if fs.NArg() != 2 && !follow {
 		return cli.Usagef("%s", usage)
 	}
 	verb, name := fs.Arg(0), fs.Arg(1)
@@ -69,6 +83,10 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 		do = down
 	case "status":
 		do = status
+	case "denials":
+		do = func(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio) error {
+			return denials(ctx, cfg, name, follow, stdio)
+		}
 	default:
 		return cli.Usagef("unknown command %q; %s", verb, usage)
 	}

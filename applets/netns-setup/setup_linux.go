@@ -35,7 +35,7 @@ const bridgeWait = 10 * time.Second
 // bridge before it changes anything, and on a failure undoes what this run
 // made (the tests check that nothing is left).
 func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err error) {
-	fw, err := nft.LoadConfig(cfg.FirewallConfig)
+	fw, err := loadPolicy(cfg, name)
 	if err != nil {
 		return err
 	}
@@ -53,6 +53,14 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		return err
 	}
 	resolvers := netcfg.Resolvers(hostResolv, fw.Resolvers, cfg.Gateway())
+	tableResolvers := resolvers
+	if fw.Policy != "" {
+		// netns-dns on the gateway, and only it.
+		resolvers = []netip.Addr{cfg.Gateway()}
+	}
+	if gatewayDNS(cfg, fw) {
+		tableResolvers = withGateway(tableResolvers, cfg.Gateway())
+	}
 
 	var undo undoStack
 	defer undo.run(&err)
@@ -62,7 +70,11 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 	if err != nil {
 		return fmt.Errorf("firewall: %w", err)
 	}
-	spec := nft.Spec{Bridge: cfg.Bridge, Subnet: cfg.Subnet(), Resolvers: resolvers, Allow: fw.Allow}
+	main, err := nft.LoadConfig(cfg.FirewallConfig)
+	if err != nil {
+		return err
+	}
+	spec := nft.Spec{Bridge: cfg.Bridge, Subnet: cfg.Subnet(), Resolvers: tableResolvers, Allow: main.Allow}
 	if err := nft.Apply(nft.Build(spec), -1); err != nil {
 		return fmt.Errorf("firewall: %w", err)
 	}
@@ -168,6 +180,12 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 	if err := inNetns(path, func() error { return disableIPv6(netcfg.PeerName) }); err != nil {
 		return fmt.Errorf("sysctl in %s: %w", name, err)
 	}
+
+	undoPolicy, err := applyPolicy(cfg, name, addr, fw, hostResolv)
+	if err != nil {
+		return err
+	}
+	undo.push("firewall table and policy of "+name, undoPolicy)
 
 	created, err := writeResolvConf(cfg, name, netcfg.ResolvConf(name, resolvers, hostResolv))
 	if err != nil {
@@ -559,6 +577,9 @@ func down(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) erro
 		return err
 	}
 	if err := removeResolvConf(cfg, name); err != nil {
+		return err
+	}
+	if err := removePolicy(cfg, name); err != nil {
 		return err
 	}
 	others, err := sandboxLinks(host)

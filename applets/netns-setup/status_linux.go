@@ -105,6 +105,21 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio
 		out("  firewall  table inet %s: missing", nft.TableName)
 		missing = append(missing, "firewall")
 	}
+	if b, err := os.ReadFile(cfg.PolicyPath(name)); err != nil {
+		out("  policy    none (%s missing)", cfg.PolicyPath(name))
+	} else if p, err := netcfg.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
+		out("  policy    %v", err)
+		missing = append(missing, "policy")
+	} else if p.Mode != nft.PolicyAllowlist {
+		out("  policy    %s", p.Mode)
+	} else if ok, err := nft.Exists(p.Table, -1); err != nil {
+		return fmt.Errorf("firewall: %w", err)
+	} else if ok {
+		out("  policy    allowlist (%d domain lines), table inet %s: present", len(p.Domains), p.Table)
+	} else {
+		out("  policy    allowlist, table inet %s: missing", p.Table)
+		missing = append(missing, "policy table")
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("namespace %s is not up (missing: %s): systemctl restart netns@%s, or netns-setup up %s", name, strings.Join(missing, "; "), name, name)
 	}

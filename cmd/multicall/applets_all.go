@@ -6,6 +6,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/applets/claude"
 	"github.com/claude-sandbox/claude-sandbox/applets/claude-update"
 	"github.com/claude-sandbox/claude-sandbox/applets/doctor"
+	"github.com/claude-sandbox/claude-sandbox/applets/netns-dns"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
 	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
@@ -15,6 +16,7 @@ var table = dispatch.NewTable(
 	claude.Applet,
 	claudeupdate.Applet,
 	doctor.Applet,
+	netnsdns.Applet,
 	netnsenter.Applet,
 	netnssetup.Applet,
 )

@@ -33,11 +33,24 @@ type Config struct {
 	// BridgeAddr is the bridge's address and prefix: the sandboxes' gateway
 	// and subnet.
 	BridgeAddr netip.Prefix
+	// PresetDir holds the preset files of preset lines.
+	PresetDir string
+	// PolicyDir holds NAME.json, each namespace's policy for netns-dns.
+	PolicyDir string
+	// LogDir holds NAME.log, each namespace's denial log (netns-dns writes
+	// it).
+	LogDir string
 }
 
 // Default returns the configuration of an installed system; sysconfdir is
 // the directory of the firewall allow-list (SYSCONFDIR of the Makefile).
 func Default(sysconfdir string) Config {
+	return DefaultAt(sysconfdir, "/usr/local")
+}
+
+// DefaultAt is Default for an installation under prefix (PREFIX of the
+// Makefile), where the presets are.
+func DefaultAt(sysconfdir, prefix string) Config {
 	return Config{
 		RunDir:         nsname.RunDir,
 		EtcDir:         nsname.EtcDir,
@@ -46,6 +59,9 @@ func Default(sysconfdir string) Config {
 		LockFile:       "/run/netns-setup.lock",
 		Bridge:         "br-netns",
 		BridgeAddr:     netip.MustParsePrefix("10.10.0.1/16"),
+		PresetDir:      filepath.Join(prefix, "share/claude-sandbox/presets"),
+		PolicyDir:      "/run/netns-policy",
+		LogDir:         "/var/log/netns-dns",
 	}
 }
 

@@ -28,7 +28,7 @@ func Apply(r Ruleset, netnsFd int) error {
 	c.AddTable(table)
 	sets := map[string]*nftables.Set{}
 	for _, s := range r.Sets {
-		set := &nftables.Set{Table: table, Name: s.Name, KeyType: nftables.TypeIPAddr, Interval: true, KeyByteOrder: binaryutil.BigEndian}
+		set := &nftables.Set{Table: table, Name: s.Name, KeyType: nftables.TypeIPAddr, Interval: !s.Timeout, HasTimeout: s.Timeout, KeyByteOrder: binaryutil.BigEndian}
 		if s.IPv6 {
 			set.KeyType = nftables.TypeIP6Addr
 		}
@@ -196,6 +196,8 @@ func ruleExprs(r Rule, sets map[string]*nftables.Set) ([]expr.Any, error) {
 		out = append(out, &expr.Reject{Type: unix.NFT_REJECT_ICMPX_UNREACH, Code: unix.NFT_REJECT_ICMPX_ADMIN_PROHIBITED})
 	case Masquerade:
 		out = append(out, &expr.Masq{})
+	case Log:
+		out = append(out, &expr.Log{Key: 1<<unix.NFTA_LOG_PREFIX | 1<<unix.NFTA_LOG_GROUP, Group: r.Verdict.Group, Data: []byte(r.Verdict.Prefix)})
 	default:
 		return nil, fmt.Errorf("unknown verdict %d", r.Verdict.Kind)
 	}
@@ -283,6 +285,8 @@ func matchExprs(m Match, sets map[string]*nftables.Set) ([]expr.Any, error) {
 			&expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: be16(m.PortLo)},
 			&expr.Cmp{Op: expr.CmpOpLte, Register: 1, Data: be16(m.PortHi)},
 		), nil
+	case MatchLimit:
+		return []expr.Any{&expr.Limit{Type: expr.LimitTypePkts, Rate: uint64(m.PortLo), Unit: expr.LimitTimeSecond, Burst: uint32(m.PortHi)}}, nil
 	}
 	return nil, fmt.Errorf("unknown match %d", m.Kind)
 }

@@ -2,7 +2,11 @@
 
 package nft
 
-import "errors"
+import (
+	"errors"
+	"net/netip"
+	"time"
+)
 
 // ErrUnavailable marks errors of a kernel without nf_tables.
 var ErrUnavailable = errors.ErrUnsupported
@@ -15,3 +19,17 @@ func Delete(table string, netnsFd int) error { return errors.ErrUnsupported }
 
 // Exists is Linux-only.
 func Exists(table string, netnsFd int) (bool, error) { return false, errors.ErrUnsupported }
+
+// Pinner is Linux-only.
+type Pinner struct{}
+
+// NewPinner is Linux-only.
+func NewPinner(netnsFd int) (*Pinner, error) { return nil, errors.ErrUnsupported }
+
+// Close is Linux-only.
+func (p *Pinner) Close() error { return errors.ErrUnsupported }
+
+// Pin is Linux-only.
+func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
+	return errors.ErrUnsupported
+}

@@ -13,11 +13,25 @@ import (
 // directive per line, # starts a comment.
 //
 //	allow DEST [tcp|udp PORT[-PORT]]   DEST: an address or a network, IPv4 or IPv6
-//	resolver ADDRESS                   the sandboxes' DNS server, instead of the one
-//	                                   /etc/resolv.conf implies (IPv4, up to 3 lines)
+//	resolver ADDRESS                   without a policy line: the sandboxes' DNS
+//	                                   server; with one: the upstream netns-dns
+//	                                   forwards to (IPv4, up to 3 lines)
+//	policy allowlist|open              how netns-dns and the namespace's firewall
+//	                                   treat names and addresses
+//	domain NAME|*.NAME [tcp|udp PORT[-PORT]]
+//	                                   an allowed name (default tcp 80 and 443)
+//	preset NAME                        the domains of a shipped preset file
+//
+// A namespace's own file (netns-firewall.d/NAME.conf) takes the same lines
+// but resolver, and allow lines there may not open the ranges the bridge
+// firewall blocks (those are shared by every namespace).
 type Config struct {
 	Allow     []Allow
 	Resolvers []netip.Addr
+	// Policy is PolicyAllowlist, PolicyOpen, or "" where no line says.
+	Policy  string
+	Domains []Domain
+	Presets []string
 }
 
 // maxResolvers is the C library's MAXNS.
@@ -26,6 +40,15 @@ const maxResolvers = 3
 // ParseConfig parses the config file's content; file names it in errors,
 // which read FILE:LINE: what is wrong.
 func ParseConfig(file string, data []byte) (Config, error) {
+	return parseConfig(file, data, false)
+}
+
+// ParseNamespaceConfig parses a namespace's own file.
+func ParseNamespaceConfig(file string, data []byte) (Config, error) {
+	return parseConfig(file, data, true)
+}
+
+func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 	var c Config
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
@@ -46,9 +69,34 @@ func ParseConfig(file string, data []byte) (Config, error) {
 		case "allow":
 			var a Allow
 			if a, err = parseAllow(f[1:]); err == nil {
+				if nsFile && blockedDest(a.Dest) {
+					err = fmt.Errorf("allow: %s is in a range the bridge firewall blocks for every namespace: allow it in netns-firewall.conf", prefixString(a.Dest))
+				}
 				c.Allow = append(c.Allow, a)
 			}
+		case "policy":
+			if len(f) != 2 || (f[1] != PolicyAllowlist && f[1] != PolicyOpen) {
+				err = fmt.Errorf("policy: use policy allowlist or policy open")
+			} else if c.Policy != "" {
+				err = fmt.Errorf("policy: a second policy line: keep one")
+			}
+			c.Policy = f[len(f)-1]
+		case "domain":
+			var d Domain
+			if d, err = parseDomain(f[1:]); err == nil {
+				c.Domains = append(c.Domains, d)
+			}
+		case "preset":
+			if len(f) != 2 {
+				err = fmt.Errorf("preset: want 1 name, got %d arguments", len(f)-1)
+			} else if err = checkPresetName(f[1]); err == nil {
+				c.Presets = append(c.Presets, f[1])
+			}
 		case "resolver":
+			if nsFile {
+				err = fmt.Errorf("resolver: only in netns-firewall.conf: netns-dns's upstream is shared by every namespace")
+				break
+			}
 			var r netip.Addr
 			if r, err = parseResolver(f[1:]); err == nil {
 				if len(c.Resolvers) == maxResolvers {
@@ -57,7 +105,7 @@ func ParseConfig(file string, data []byte) (Config, error) {
 				c.Resolvers = append(c.Resolvers, r)
 			}
 		default:
-			err = fmt.Errorf("unknown directive %q: use allow or resolver", f[0])
+			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain or preset", f[0])
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("%s:%d: %w", file, n, err)

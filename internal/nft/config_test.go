@@ -38,7 +38,7 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow or resolver`},
+		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow, resolver, policy, domain or preset`},
 		{"no dest", "allow", "f:1: allow: want 1 or 3 arguments, got 0: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"two args", "allow 1.2.3.4 tcp", "f:1: allow: want 1 or 3 arguments, got 2: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"hostname", "allow proxy.lan", `f:1: allow: "proxy.lan" is not an address or a network`},

@@ -19,6 +19,50 @@ const maxConfigSize = 1 << 20
 // no one else, in directories that only root can change (or sticky ones);
 // it is checked on the descriptor it is read from.
 func LoadConfig(path string) (Config, error) {
+	return loadFile(path, ParseConfig)
+}
+
+// LoadNamespace returns the effective config of namespace name: the main
+// file at path, merged with netns-firewall.d/NAME.conf beside it when that
+// exists (see Merge), with the domains of its presets (files of presetDir)
+// added. Every file is checked as LoadConfig checks the main one.
+func LoadNamespace(path, name, presetDir string) (Config, error) {
+	main, err := LoadConfig(path)
+	if err != nil {
+		return Config{}, err
+	}
+	ns, err := loadFile(NamespaceFile(path, name), ParseNamespaceConfig)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Merge(main, ns)
+	seen := map[string]bool{}
+	for _, p := range c.Presets {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		file := filepath.Join(presetDir, p)
+		var domains []Domain
+		_, err := loadFile(file, func(file string, data []byte) (Config, error) {
+			var err error
+			domains, err = ParsePreset(file, data)
+			return Config{}, err
+		})
+		if err != nil {
+			return Config{}, err
+		}
+		if domains == nil {
+			if _, err := os.Stat(file); err != nil {
+				return Config{}, fmt.Errorf("preset %s: %s is missing: is it installed (make install-network)?", p, file)
+			}
+		}
+		c.Domains = append(c.Domains, domains...)
+	}
+	return c, nil
+}
+
+func loadFile(path string, parse func(string, []byte) (Config, error)) (Config, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return Config{}, nil
@@ -60,7 +104,7 @@ func LoadConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return ParseConfig(path, data)
+	return parse(path, data)
 }
 
 // checkOwner refuses what someone other than root could change: owned by

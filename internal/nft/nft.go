@@ -71,10 +71,12 @@ type Ruleset struct {
 	Chains []Chain
 }
 
-// Set is a named interval set of addresses.
+// Set is a named interval set of addresses, or with Timeout a set of
+// single addresses that each expire (filled at run time, by netns-dns).
 type Set struct {
 	Name     string
 	IPv6     bool
+	Timeout  bool
 	Elements []netip.Prefix
 }
 
@@ -110,6 +112,7 @@ const (
 	MatchSAddr                            // source address in Prefix
 	MatchDAddrSet                         // destination address in set Name (IPv6: ip6)
 	MatchDPort                            // Proto and destination port in PortLo..PortHi
+	MatchLimit                            // under PortLo packets a second, burst PortHi
 )
 
 // Match is one condition of a rule.
@@ -133,12 +136,15 @@ const (
 	Jump
 	RejectAdminProhibited // ICMP(v6) administratively prohibited
 	Masquerade
+	Log // not an end: log to nflog group Group with Prefix, and go on
 )
 
 // Verdict ends a rule.
 type Verdict struct {
-	Kind  VerdictKind
-	Chain string // for Jump
+	Kind   VerdictKind
+	Chain  string // for Jump
+	Prefix string // for Log
+	Group  uint16 // for Log
 }
 
 // Chain names.
@@ -245,6 +251,10 @@ func (r Ruleset) String() string {
 		for i, e := range s.Elements {
 			els[i] = prefixString(e)
 		}
+		if s.Timeout {
+			fmt.Fprintf(&b, "\tset %s {\n\t\ttype %s\n\t\tflags timeout\n\t}\n", s.Name, typ)
+			continue
+		}
 		fmt.Fprintf(&b, "\tset %s {\n\t\ttype %s\n\t\tflags interval\n\t\telements = { %s }\n\t}\n", s.Name, typ, strings.Join(els, ", "))
 	}
 	for _, c := range r.Chains {
@@ -296,6 +306,8 @@ func (m Match) String() string {
 			return fmt.Sprintf("%s dport %d", m.Proto, m.PortLo)
 		}
 		return fmt.Sprintf("%s dport %d-%d", m.Proto, m.PortLo, m.PortHi)
+	case MatchLimit:
+		return fmt.Sprintf("limit rate %d/second burst %d packets", m.PortLo, m.PortHi)
 	}
 	return fmt.Sprintf("match(%d)", m.Kind)
 }
@@ -312,6 +324,8 @@ func (v Verdict) String() string {
 		return "reject with icmpx admin-prohibited"
 	case Masquerade:
 		return "masquerade"
+	case Log:
+		return fmt.Sprintf("log prefix %q group %d", v.Prefix, v.Group)
 	}
 	return fmt.Sprintf("verdict(%d)", v.Kind)
 }

@@ -63,6 +63,8 @@ type Spec struct {
 	// Launcher is the launcher's own executable ("" if unknown): the
 	// user runs it again at the next start.
 	Launcher string
+	// Network is what the launcher read of the namespaces (network.go).
+	Network NetworkFacts
 	// Environ is the launcher's environment.
 	Environ []string
 	// Shell runs a login shell instead of the agent.
@@ -154,15 +156,9 @@ func Build(h Host, s Spec) (*Launch, error) {
 	} else {
 		l.Notes = append(l.Notes, "systemd: not used: XDG_RUNTIME_DIR is not set")
 	}
-	netnsActive := false
-	if _, err := h.Stat(nsname.Path(s.Netns)); err != nil {
-		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: namespace %s is not active", s.Netns))
-	} else if _, err := h.Stat(s.NetnsEnter); err != nil {
-		l.Notices = append(l.Notices, fmt.Sprintf("not using network namespacing: %s is not installed: run make install-network", s.NetnsEnter))
-	} else {
-		netnsActive = true
-		l.NetnsEnter = []string{s.NetnsEnter, s.Netns, "--"}
-		l.Notes = append(l.Notes, "network: in namespace "+s.Netns)
+	netnsActive, netns, err := l.network(h, s)
+	if err != nil {
+		return nil, err
 	}
 
 	// System directories, read-only.
@@ -233,7 +229,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		bwrap.Op{Kind: bwrap.Dir, Dest: inRuntime, Perms: 0o700},
 	)
 	if netnsActive {
-		rc := nsname.ResolvConf(s.Netns)
+		rc := nsname.ResolvConf(netns)
 		if _, err := h.Stat(rc); err == nil {
 			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: rc, Dest: "/etc/resolv.conf"})
 		} else {
@@ -471,6 +467,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
 	case sandboxcfg.Project, sandboxcfg.Git:
 		// Decided before the config's mounts (project.go, agentgit.go).
+	case sandboxcfg.Network:
+		// Decided before the plan (network.go).
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

@@ -49,6 +49,7 @@ const (
 	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
 	Project      = "project"       // project off|ro|rw: how the working directory's project is bound
 	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
+	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
 )
 
 // Values of the git directive.
@@ -299,6 +300,11 @@ func check(name string, args []string, known func(string) bool) error {
 			if err := checkText(a); err != nil {
 				return fmt.Errorf("%s: %v", name, err)
 			}
+		}
+		return nil
+	case Network:
+		if len(args) != 1 || (args[0] != "host" && args[0] != "namespace") {
+			return fmt.Errorf("%s: want network host or network namespace", name)
 		}
 		return nil
 	case Project:

@@ -39,6 +39,8 @@ const (
 	// 198.18.0.0/15 and the TEST-NETs may be on a firewall's list of
 	// reserved ranges; this one is an ordinary public address.
 	internetAddr = "93.184.215.14"
+	// unlistedAddr is an internet server no allowed name resolves to.
+	unlistedAddr = "93.184.215.15"
 	metadataAddr = "169.254.169.254"
 	bridgeAddr   = "10.10.0.1"
 )
@@ -119,8 +121,23 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 	// namespace gets that one address, port 53 only.
 	lanSetup(t, m)
 	m.MustRun(t, "sh", "-c", "rm -f /etc/resolv.conf && echo 'nameserver "+lanAddr+"' >/etc/resolv.conf")
+	// The installed policy (allowlist, presets claude-code and dev) plus
+	// the test's internet name, on the port its server uses.
+	conf := m.MustRun(t, "cat", "/usr/local/etc/netns-firewall.conf")
+	if !strings.Contains(conf, "\npolicy allowlist\npreset claude-code\npreset dev\n") {
+		t.Errorf("installed netns-firewall.conf is not an allowlist with the presets:\n%s", conf)
+	}
+	m.WriteFile(t, "/usr/local/etc/netns-firewall.conf", conf+"domain "+strings.TrimSuffix(dnsName, ".")+" tcp 8080\n", 0o644)
 	m.MustRun(t, "systemctl", "enable", "--now", "systemd-networkd.service")
 	m.MustRun(t, "systemctl", "enable", "--now", "netns@agents.service")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range [][]string{{"journalctl", "-q", "--no-pager", "-u", "netns-dns"}, {"sh", "-c", "ls -l /run/netns-policy"}, {"nft", "list", "ruleset"}} {
+				o, _ := m.Run(ctx, c...)
+				t.Logf("%v:\n%s%s", c, o.Stdout, o.Stderr)
+			}
+		}
+	})
 
 	t.Run("networkctl", func(t *testing.T) {
 		want := map[string]string{
@@ -186,6 +203,22 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
+	t.Run("own namespace preferred", func(t *testing.T) {
+		own := fmt.Sprintf("agents-%d", uid)
+		list := m.MustRun(t, "cat", "/usr/local/etc/netns-enter")
+		m.WriteFile(t, "/usr/local/etc/netns-enter", list+own+"\n", 0o644)
+		defer m.WriteFile(t, "/usr/local/etc/netns-enter", list, 0o644)
+		m.MustRun(t, "systemctl", "start", "netns@"+own+".service")
+		defer m.MustRun(t, "systemctl", "stop", "netns@"+own+".service")
+		ownNet := "net:[" + strings.TrimSpace(m.MustRun(t, "stat", "-L", "-c", "%i", "/run/netns/"+own)) + "]"
+		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "readlink /proc/self/ns/net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(out.Stdout); got != ownNet || ownNet == wantNet {
+			t.Errorf("claude --shell with %s up and whitelisted: namespace %q, want %s's %q (agents: %q)", own, got, own, ownNet, wantNet)
+		}
+	})
 	t.Run("loader variables stay out of the chain", func(t *testing.T) { loaderVarsStayOutOfTheChain(t, m, u) })
 
 	t.Run("agent.slice", func(t *testing.T) {
@@ -225,6 +258,21 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
+	// Through netns-dns (started by netns@agents.service): the allowed
+	// name resolves, and that pins its address for the reachability test.
+	t.Run("dns", func(t *testing.T) {
+		if f := strings.Fields(m.MustRun(t, "getent", "ahostsv4", dnsName)); len(f) == 0 || f[0] != dnsAddr {
+			t.Fatalf("control: the host does not resolve %s through the LAN resolver: %q", dnsName, f)
+		}
+		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "getent ahostsv4 "+dnsName+" | head -n 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := strings.Fields(out.Stdout); len(f) == 0 || f[0] != dnsAddr {
+			t.Errorf("getent ahostsv4 %s in the sandbox: %q (stderr %q), want %s", dnsName, out.Stdout, out.Stderr, dnsAddr)
+		}
+	})
+
 	t.Run("reachability", func(t *testing.T) {
 		stopHost := serveIn(t, m, "", "host", "0.0.0.0:8081", bridgeAddr+":8082")
 		defer stopHost()
@@ -235,7 +283,8 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 			name, addr string
 			want       string // probe result from inside the sandbox
 		}{
-			{"internet", internetAddr + ":8080", "ok hello internet"},
+			{"internet, by a name resolved before", internetAddr + ":8080", "ok hello internet"},
+			{"internet, an address no allowed name resolved to", unlistedAddr + ":8080", "unreachable"},
 			{"LAN service", lanAddr + ":8080", "unreachable"},
 			{"cloud metadata", metadataAddr + ":8080", "unreachable"},
 			{"host service on 0.0.0.0 via the bridge address", bridgeAddr + ":8081", "timeout"},
@@ -269,16 +318,35 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		}
 	})
 
-	t.Run("dns", func(t *testing.T) {
-		if f := strings.Fields(m.MustRun(t, "getent", "ahostsv4", dnsName)); len(f) == 0 || f[0] != dnsAddr {
-			t.Fatalf("control: the host does not resolve %s through the LAN resolver: %q", dnsName, f)
-		}
-		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "getent ahostsv4 "+dnsName+" | head -n 1")
+	t.Run("denials", func(t *testing.T) {
+		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "getent ahostsv4 unlisted.test; echo status $?")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f := strings.Fields(out.Stdout); len(f) == 0 || f[0] != dnsAddr {
-			t.Errorf("getent ahostsv4 %s in the sandbox: %q (stderr %q), want %s", dnsName, out.Stdout, out.Stderr, dnsAddr)
+		if strings.TrimSpace(out.Stdout) != "status 2" {
+			t.Errorf("getent of an unlisted name in the sandbox: %q, want only status 2 (not found)", out.Stdout)
+		}
+		var log string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			log = m.MustRun(t, "netns-setup", "denials", "agents")
+			if strings.Contains(log, "dropped tcp "+unlistedAddr) && strings.Contains(log, "refused A unlisted.test") {
+				break
+			}
+		}
+		for _, want := range []string{
+			"refused A unlisted.test: allow with: domain unlisted.test",
+			"dropped tcp " + unlistedAddr + " port 8080: allow with: allow " + unlistedAddr + " tcp 8080",
+		} {
+			if !strings.Contains(log, want) {
+				t.Errorf("netns-setup denials agents lacks %q:\n%s", want, log)
+			}
+		}
+		dry, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-dry-run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(dry.Stdout, "# network: in namespace agents, policy allowlist (") {
+			t.Errorf("claude --sandbox-dry-run does not show the policy:\n%s", dry.Stdout)
 		}
 	})
 
@@ -295,16 +363,20 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 		if out, err := m.Run(ctx, "nft", "list", "table", "inet", "claude_sandbox"); err == nil {
 			t.Errorf("firewall table left after the last namespace stopped:\n%s", out.Stdout)
 		}
+		// Fail closed: the whitelist names agents, so the launcher
+		// refuses rather than run in the host's network.
 		out, err := m.RunAs(ctx, u.Name, "claude", "--shell", "-c", "readlink /proc/self/ns/net")
+		const refusal = "claude: network namespace agents is not up: sudo systemctl start netns@agents (or, to run in the host's network, claude --sandbox-network=host)\n"
+		if err == nil || out.Stdout != "" || out.Stderr != refusal {
+			t.Errorf("claude --shell without the namespace: %v, stdout %q, stderr %q; want exit 1 and %q", err, out.Stdout, out.Stderr, refusal)
+		}
+		// The escape hatch.
+		out, err = m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "readlink /proc/self/ns/net")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.TrimSpace(out.Stdout); got != hostNet {
-			t.Errorf("claude --shell without the namespace: network namespace %q, want the host's %q", got, hostNet)
-		}
-		const want = "not using network namespacing: namespace agents is not active"
-		if n := strings.Count(out.Stderr, want); n != 1 {
-			t.Errorf("claude --shell without the namespace: stderr %q, want %q once", out.Stderr, want)
+			t.Errorf("claude --sandbox-network=host: network namespace %q, want the host's %q", got, hostNet)
 		}
 	})
 }
@@ -336,11 +408,13 @@ func lanSetup(t *testing.T, m *nspawn.Machine) {
 		{"ip", "-n", "lan", "link", "set", "e2e-lan", "up"},
 		{"ip", "-n", "lan", "addr", "add", lanAddr + "/24", "dev", "e2e-lan"},
 		{"ip", "-n", "lan", "addr", "add", internetAddr + "/32", "dev", "lo"},
+		{"ip", "-n", "lan", "addr", "add", unlistedAddr + "/32", "dev", "lo"},
 		{"ip", "-n", "lan", "addr", "add", metadataAddr + "/32", "dev", "lo"},
 	} {
 		m.MustRun(t, c...)
 	}
 	serveIn(t, m, "lan", "internet", internetAddr+":8080")
+	serveIn(t, m, "lan", "unlisted", unlistedAddr+":8080")
 	serveIn(t, m, "lan", "lan", lanAddr+":8080", "dns:"+lanAddr+":53")
 	serveIn(t, m, "lan", "metadata", metadataAddr+":8080")
 }

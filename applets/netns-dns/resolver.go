@@ -1,0 +1,423 @@
+package netnsdns
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+)
+
+// DefaultPinFloor is the shortest time an answered address stays pinned.
+// Programs keep addresses longer than their records' TTL: the JVM caches
+// them 30 s whatever the TTL, browsers and HTTP clients about a minute,
+// connection pools reconnect to an address they resolved minutes ago, and
+// CDNs hand out TTLs of 20 to 60 s. An answer pinned for exactly its TTL
+// would break such programs in ways that look random; 5 minutes covers
+// them and still lets an address go soon after names stop resolving to it.
+const DefaultPinFloor = 5 * time.Minute
+
+// upstreamTimeout bounds one upstream query.
+const upstreamTimeout = 3 * time.Second
+
+// Pinner puts addresses into a namespace table's pin set.
+type Pinner interface {
+	Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error
+}
+
+// Exchanger sends a query upstream.
+type Exchanger interface {
+	Exchange(ctx context.Context, m *dns.Msg, upstream netip.AddrPort) (*dns.Msg, error)
+}
+
+// Resolver answers the namespaces' queries according to their policies.
+type Resolver struct {
+	Pinner   Pinner
+	Upstream Exchanger
+	Log      *DenialLog
+	// PinFloor is the shortest pin (DefaultPinFloor).
+	PinFloor time.Duration
+	// Logf reports errors of the resolver itself (a failed pin).
+	Logf func(format string, args ...any)
+	// Refresh, if set, brings the policies up to date (cheaply when
+	// nothing changed); Answer calls it first, so that no answer rests on
+	// old news: a namespace whose up just finished is known, and one made
+	// anew (its sets empty) is pinned again.
+	Refresh func()
+	now     func() time.Time
+
+	mu  sync.RWMutex
+	nss map[netip.Addr]*namespace
+}
+
+// namespace is one policy and what was learned answering under it.
+type namespace struct {
+	policy netcfg.Policy
+	raw    []byte
+
+	mu sync.Mutex
+	// pinned: until when each (set, address) is pinned, so that repeated
+	// answers cost no netlink round trip.
+	pinned map[pinKey]time.Time
+	// cnames: targets of CNAMEs of allowed names, allowed like their name
+	// until the record expires (what resolving the name needs).
+	cnames map[string]cnameGrant
+}
+
+type pinKey struct {
+	set  string
+	addr netip.Addr
+}
+
+type cnameGrant struct {
+	sets    []string
+	pattern string
+	until   time.Time
+}
+
+// SetPolicies replaces the policies; a namespace whose policy file did not
+// change keeps what was learned (its table, and so its pins, are the same).
+func (r *Resolver) SetPolicies(files map[string][]byte) []error {
+	var errs []error
+	next := map[netip.Addr]*namespace{}
+	r.mu.RLock()
+	old := map[string]*namespace{}
+	for _, ns := range r.nss {
+		old[ns.policy.Name] = ns
+	}
+	r.mu.RUnlock()
+	for file, raw := range files {
+		p, err := netcfg.ParsePolicy(file, raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ns := old[p.Name]
+		if ns == nil || string(ns.raw) != string(raw) {
+			ns = &namespace{policy: p, raw: raw, pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
+		}
+		next[p.Addr] = ns
+	}
+	r.mu.Lock()
+	r.nss = next
+	r.mu.Unlock()
+	return errs
+}
+
+func (r *Resolver) clock() time.Time {
+	if r.now != nil {
+		return r.now()
+	}
+	return time.Now()
+}
+
+// ServeDNS answers one query from src.
+func (r *Resolver) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
+	src := netip.Addr{}
+	if ap, err := netip.ParseAddrPort(w.RemoteAddr().String()); err == nil {
+		src = ap.Addr().Unmap()
+	}
+	resp := r.Answer(context.Background(), src, q)
+	if resp != nil {
+		w.WriteMsg(resp)
+	}
+}
+
+// Answer is the reply to query q from src.
+func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Msg {
+	if q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 {
+		return reply(q, dns.RcodeRefused)
+	}
+	if r.Refresh != nil {
+		r.Refresh()
+	}
+	r.mu.RLock()
+	ns := r.nss[src]
+	r.mu.RUnlock()
+	if ns == nil {
+		return reply(q, dns.RcodeRefused)
+	}
+	p := &ns.policy
+	if p.Mode == "open" {
+		return r.forward(ctx, p, q, q)
+	}
+	question := q.Question[0]
+	name := strings.ToLower(question.Name)
+	sets, pattern := ns.allowed(name, r.clock())
+	if sets == nil || question.Qclass != dns.ClassINET {
+		r.Log.Refused(p.Name, question)
+		return reply(q, dns.RcodeRefused)
+	}
+	switch question.Qtype {
+	case dns.TypeA, dns.TypeCNAME:
+	case dns.TypeAAAA:
+		if !p.IPv6 {
+			return reply(q, dns.RcodeSuccess) // no IPv6 in the namespace: no address
+		}
+	default:
+		// Other types of an allowed name (HTTPS and SVCB carry address
+		// hints the set would not hold, TXT and MX nothing a connection
+		// needs): an empty answer.
+		return reply(q, dns.RcodeSuccess)
+	}
+	up := new(dns.Msg)
+	up.SetQuestion(name, question.Qtype)
+	up.RecursionDesired = true
+	up.SetEdns0(1232, false)
+	resp := r.forward(ctx, p, q, up)
+	if resp.Rcode != dns.RcodeSuccess {
+		return resp
+	}
+	resp.Answer = r.pinChain(ns, name, pattern, sets, resp.Answer)
+	resp.Ns, resp.Extra = nil, nil
+	return resp
+}
+
+// allowed returns the pin sets of name (nil if it is not allowed) and the
+// pattern that allows it.
+func (ns *namespace) allowed(name string, now time.Time) ([]string, string) {
+	var sets []string
+	pattern := ""
+	for _, d := range ns.policy.Allows(name) {
+		sets = append(sets, d.Sets...)
+		if pattern == "" {
+			pattern = d.Pattern
+		}
+	}
+	if sets != nil {
+		return dedupe(sets), pattern
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if g, ok := ns.cnames[name]; ok && now.Before(g.until) {
+		return g.sets, g.pattern
+	}
+	return nil, ""
+}
+
+// pinChain keeps the answer records of the chain that starts at name
+// (CNAMEs and the A and AAAA records at their ends), pins their addresses
+// and allows the CNAME targets; it drops every other record, whose
+// addresses the client could not reach anyway.
+func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, answer []dns.RR) []dns.RR {
+	now := r.clock()
+	inChain := map[string]bool{name: true}
+	// CNAMEs first, in as many rounds as the chain is long, whatever
+	// their order in the message.
+	for changed := true; changed; {
+		changed = false
+		for _, rr := range answer {
+			if c, ok := rr.(*dns.CNAME); ok && inChain[strings.ToLower(c.Hdr.Name)] && !inChain[strings.ToLower(c.Target)] {
+				inChain[strings.ToLower(c.Target)] = true
+				changed = true
+			}
+		}
+	}
+	var keep []dns.RR
+	type pin struct {
+		addr netip.Addr
+		ttl  uint32
+	}
+	var pins []pin
+	ns.mu.Lock()
+	for _, rr := range answer {
+		owner := strings.ToLower(rr.Header().Name)
+		if !inChain[owner] {
+			continue
+		}
+		switch v := rr.(type) {
+		case *dns.CNAME:
+			keep = append(keep, rr)
+			target := strings.ToLower(v.Target)
+			until := now.Add(max(time.Duration(v.Hdr.Ttl)*time.Second, r.floor()))
+			if g, ok := ns.cnames[target]; !ok || g.until.Before(until) {
+				ns.cnames[target] = cnameGrant{sets: sets, pattern: pattern, until: until}
+			}
+		case *dns.A:
+			if a, ok := netip.AddrFromSlice(v.A.To4()); ok {
+				keep = append(keep, rr)
+				pins = append(pins, pin{a, v.Hdr.Ttl})
+			}
+		case *dns.AAAA:
+			if ns.policy.IPv6 {
+				keep = append(keep, rr)
+			}
+		}
+	}
+	// Which pins need the kernel: those not pinned for at least the TTL.
+	todo := map[string][]netip.Addr{}
+	timeout := map[string]time.Duration{}
+	for _, p := range pins {
+		ttl := time.Duration(p.ttl) * time.Second
+		// An eighth more than the TTL, so that a client that uses the
+		// answer to its last second still finds the pin, and so that
+		// repeated answers need the kernel only every eighth of it.
+		d := max(ttl+ttl/8, r.floor())
+		for _, s := range sets {
+			k := pinKey{s, p.addr}
+			if !ns.pinned[k].Before(now.Add(max(ttl, r.floor()*7/8))) {
+				continue // pinned long enough already
+			}
+			todo[s] = append(todo[s], p.addr)
+			timeout[s] = max(timeout[s], d)
+		}
+	}
+	ns.mu.Unlock()
+	for s, addrs := range todo {
+		if err := r.Pinner.Pin(ns.policy.Table, s, addrs, timeout[s]); err != nil {
+			r.logf("pin %v in %s of %s: %v", addrs, s, ns.policy.Table, err)
+			continue
+		}
+		ns.mu.Lock()
+		for _, a := range addrs {
+			ns.pinned[pinKey{s, a}] = now.Add(timeout[s])
+		}
+		ns.mu.Unlock()
+	}
+	ns.expire(now)
+	return keep
+}
+
+// expire forgets what the kernel has forgotten, so that memory follows the
+// set's size.
+func (ns *namespace) expire(now time.Time) {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if len(ns.pinned)+len(ns.cnames) < 1024 {
+		return
+	}
+	for k, t := range ns.pinned {
+		if t.Before(now) {
+			delete(ns.pinned, k)
+		}
+	}
+	for k, g := range ns.cnames {
+		if g.until.Before(now) {
+			delete(ns.cnames, k)
+		}
+	}
+}
+
+func (r *Resolver) floor() time.Duration {
+	if r.PinFloor > 0 {
+		return r.PinFloor
+	}
+	return DefaultPinFloor
+}
+
+func (r *Resolver) logf(format string, args ...any) {
+	if r.Logf != nil {
+		r.Logf(format, args...)
+	}
+}
+
+// forward sends up to the namespace's upstreams in turn and returns the
+// first answer as the reply to q; SERVFAIL when none answers.
+func (r *Resolver) forward(ctx context.Context, p *netcfg.Policy, q, up *dns.Msg) *dns.Msg {
+	var lastErr error
+	for _, u := range p.Upstream {
+		resp, err := r.Upstream.Exchange(ctx, up, u)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		resp.Id = q.Id
+		resp.Question = q.Question
+		return resp
+	}
+	r.logf("upstream of %s: %v", p.Name, lastErr)
+	return reply(q, dns.RcodeServerFailure)
+}
+
+func reply(q *dns.Msg, rcode int) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetRcode(q, rcode)
+	m.RecursionAvailable = true
+	return m
+}
+
+func dedupe(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+// UDPExchanger queries over UDP, on connected sockets it keeps for the
+// next query (a socket per query costs more than the query on a near
+// upstream), then TCP when the answer is truncated. Each query gets a
+// fresh random ID; answers with another ID (late ones of a query that
+// timed out) are skipped. A socket serves at most maxReuse queries, so
+// that its source port changes often (with the ID, what an off-path
+// spoofer of answers must guess).
+type UDPExchanger struct {
+	pools sync.Map // netip.AddrPort -> *sync.Pool of *dns.Conn
+}
+
+// Exchange implements Exchanger.
+func (x *UDPExchanger) Exchange(ctx context.Context, m *dns.Msg, upstream netip.AddrPort) (*dns.Msg, error) {
+	m = m.Copy()
+	m.Id = dns.Id()
+	deadline := time.Now().Add(upstreamTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	resp, err := x.udp(m, upstream, deadline)
+	if err == nil && resp.Truncated {
+		c := &dns.Client{Net: "tcp"}
+		ctx, cancel := context.WithDeadline(ctx, deadline)
+		defer cancel()
+		resp, _, err = c.ExchangeContext(ctx, m, upstream.String())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", upstream, err)
+	}
+	return resp, nil
+}
+
+func (x *UDPExchanger) udp(m *dns.Msg, upstream netip.AddrPort, deadline time.Time) (*dns.Msg, error) {
+	pv, _ := x.pools.LoadOrStore(upstream, &sync.Pool{})
+	pool := pv.(*sync.Pool)
+	c, _ := pool.Get().(*upstreamConn)
+	if c == nil {
+		conn, err := net.Dial("udp", upstream.String())
+		if err != nil {
+			return nil, err
+		}
+		c = &upstreamConn{Conn: &dns.Conn{Conn: conn, UDPSize: 1232}}
+	}
+	c.uses++
+	c.SetDeadline(deadline)
+	if err := c.WriteMsg(m); err != nil {
+		c.Close()
+		return nil, err
+	}
+	for {
+		r, err := c.ReadMsg()
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		if r.Id == m.Id && len(r.Question) == 1 && strings.EqualFold(r.Question[0].Name, m.Question[0].Name) && r.Question[0].Qtype == m.Question[0].Qtype {
+			if c.uses < maxReuse {
+				pool.Put(c)
+			} else {
+				c.Close()
+			}
+			return r, nil
+		}
+	}
+}
+
+// maxReuse is how many queries one upstream socket sends.
+const maxReuse = 16
+
+type upstreamConn struct {
+	*dns.Conn
+	uses int
+}

@@ -1,0 +1,185 @@
+package netnsdns
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+)
+
+// pollEvery is how often the policy directory is read again when inotify
+// says nothing (it does not exist yet, or the watch failed).
+const pollEvery = 2 * time.Second
+
+func serve(ctx context.Context, o options, stdio cli.Stdio) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	logf := func(format string, args ...any) { fmt.Fprintf(stdio.Err, "netns-dns: "+format+"\n", args...) }
+
+	pinner, err := nft.NewPinner(-1)
+	if err != nil {
+		return fmt.Errorf("nftables: %w", err)
+	}
+	defer pinner.Close()
+	if err := os.MkdirAll(o.logDir, 0o755); err != nil {
+		return fmt.Errorf("denial log: %w", err)
+	}
+	denials := &DenialLog{Dir: o.logDir}
+	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
+	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
+	loader.refresh(true)
+	r.Refresh = func() { loader.refresh(false) }
+
+	// IP_FREEBIND: the bridge may get its address after we start
+	// (systemd-networkd configures it in parallel).
+	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_FREEBIND, 1) })
+		return errors.Join(err, serr)
+	}}
+	pc, err := lc.ListenPacket(ctx, "udp4", o.listen.String())
+	if err != nil {
+		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
+	}
+	ln, err := lc.Listen(ctx, "tcp4", o.listen.String())
+	if err != nil {
+		pc.Close()
+		return fmt.Errorf("listen: %w", err)
+	}
+	servers := []*dns.Server{
+		{PacketConn: pc, Handler: r, UDPSize: 1232},
+		{Listener: ln, Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
+	}
+	errc := make(chan error, len(servers)+1)
+	for _, s := range servers {
+		go func() { errc <- s.ActivateAndServe() }()
+	}
+	go loader.watch(ctx)
+	go func() {
+		if err := readDrops(ctx, denials); err != nil {
+			logf("denial log of the firewall's drops: %v", err)
+		}
+	}()
+	logf("serving on %s (udp and tcp), policies from %s", o.listen, o.policyDir)
+	select {
+	case <-ctx.Done():
+		err = nil
+	case err = <-errc:
+	}
+	for _, s := range servers {
+		s.Shutdown()
+	}
+	return err
+}
+
+// policyLoader reads the policy directory into the resolver when it
+// changed: on inotify events, and before each answer (a stat of the
+// directory when nothing changed).
+type policyLoader struct {
+	dir  string
+	r    *Resolver
+	logf func(string, ...any)
+
+	mu    sync.Mutex
+	mtime time.Time
+	last  map[string]string
+}
+
+// refresh reloads if the directory's modification time changed (every
+// file netns-setup writes or removes is a rename or an unlink in it), or
+// with force whatever it says (the clock of mtimes is coarse: two changes
+// a few milliseconds apart may show the same time).
+func (l *policyLoader) refresh(force bool) {
+	st, err := os.Stat(l.dir)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !force && err == nil && st.ModTime().Equal(l.mtime) && l.last != nil {
+		return
+	}
+	if err == nil {
+		l.mtime = st.ModTime()
+	}
+	files := readPolicies(l.dir)
+	same := l.last != nil && len(files) == len(l.last)
+	for k, v := range files {
+		same = same && l.last[k] == string(v)
+	}
+	if same {
+		return
+	}
+	l.last = map[string]string{}
+	for k, v := range files {
+		l.last[k] = string(v)
+	}
+	for _, err := range l.r.SetPolicies(files) {
+		l.logf("%v", err)
+	}
+}
+
+// watch reloads the policies when the directory changes.
+func (l *policyLoader) watch(ctx context.Context) {
+	dir := l.dir
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		l.logf("inotify: %v: reading %s every %s", err, dir, pollEvery)
+		fd = -1
+	}
+	watching := false
+	buf := make([]byte, 4096)
+	for ctx.Err() == nil {
+		if fd >= 0 && !watching {
+			_, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_MOVED_FROM|unix.IN_DELETE|unix.IN_CLOSE_WRITE|unix.IN_DELETE_SELF)
+			watching = err == nil
+		}
+		l.refresh(true)
+		if fd < 0 || !watching {
+			sleep(ctx, pollEvery)
+			continue
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, _ := unix.Poll(fds, int(pollEvery/time.Millisecond))
+		if n > 0 {
+			for {
+				m, err := unix.Read(fd, buf)
+				if m <= 0 || err != nil {
+					break
+				}
+				if containsDeleteSelf(buf[:m]) {
+					watching = false
+				}
+			}
+		}
+	}
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+}
+
+func containsDeleteSelf(b []byte) bool {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafePointer(&b[0]))
+		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_IGNORED) != 0 {
+			return true
+		}
+		b = b[unix.SizeofInotifyEvent+int(ev.Len):]
+	}
+	return false
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,102 @@
+package netnssetup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+)
+
+// followPoll is how often denials --follow looks for new lines.
+const followPoll = 200 * time.Millisecond
+
+// denials prints the namespace's denial log, newest last; with follow it
+// then prints lines as netns-dns adds them, until ctx ends.
+func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, stdio cli.Stdio) error {
+	path := cfg.DenialLog(name)
+	// The rotated half first, so that nothing of the last few MiB is lost.
+	if err := printLog(path+".1", stdio.Out, nil); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var off int64
+	last, _ := os.Stat(path)
+	err := printLog(path, stdio.Out, &off)
+	if errors.Is(err, os.ErrNotExist) {
+		if !follow {
+			if _, serr := os.Stat(cfg.PolicyPath(name)); serr != nil {
+				return fmt.Errorf("no denial log of %s (%s): is it up with a policy line, and netns-dns running (systemctl status netns-dns)?", name, path)
+			}
+			return nil // up, nothing denied yet
+		}
+		err = nil
+	}
+	if err != nil || !follow {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+		if st, err := os.Stat(path); err == nil && (last == nil || !os.SameFile(st, last) || st.Size() < off) {
+			off = 0 // rotated (or made): the new file from its start
+			last = st
+		}
+		if err := printLog(path, stdio.Out, &off); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+}
+
+// printLog prints the complete lines of path from *off on (all if off is
+// nil), advancing *off; bytes a terminal would act on are escaped, as the
+// names in the log come from the sandbox.
+func printLog(path string, w io.Writer, off *int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	start := int64(0)
+	if off != nil {
+		start = *off
+	}
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			return nil // a partial last line waits for its end
+		}
+		if err != nil {
+			return err
+		}
+		start += int64(len(line))
+		if off != nil {
+			*off = start
+		}
+		fmt.Fprintln(w, printable(strings.TrimSuffix(line, "\n")))
+	}
+}
+
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,141 @@
+package netnssetup
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+)
+
+// loadPolicy reads the effective config of namespace name (main file,
+// netns-firewall.d/NAME.conf, presets).
+func loadPolicy(cfg netcfg.Config, name string) (nft.Config, error) {
+	fw, err := nft.LoadNamespace(cfg.FirewallConfig, name, cfg.PresetDir)
+	if err != nil {
+		return nft.Config{}, err
+	}
+	if fw.Policy == "" && (len(fw.Domains) > 0 || len(fw.Presets) > 0) {
+		return nft.Config{}, fmt.Errorf("%s: domain and preset lines need a policy line: add policy allowlist", cfg.FirewallConfig)
+	}
+	return fw, nil
+}
+
+// gatewayDNS reports whether the bridge firewall must let DNS in to the
+// gateway, where netns-dns listens: when any namespace may have a policy.
+func gatewayDNS(cfg netcfg.Config, fw nft.Config) bool {
+	if fw.Policy != "" {
+		return true
+	}
+	entries, _ := os.ReadDir(filepath.Dir(nft.NamespaceFile(cfg.FirewallConfig, "x")))
+	return len(entries) > 0
+}
+
+// withGateway adds the gateway to the resolvers the bridge firewall opens.
+func withGateway(rs []netip.Addr, gw netip.Addr) []netip.Addr {
+	if slices.Contains(rs, gw) {
+		return rs
+	}
+	return append(slices.Clone(rs), gw)
+}
+
+// policyFor is what netns-dns is told about namespace name at addr.
+func policyFor(name string, addr netip.Addr, fw nft.Config, upstream []netip.AddrPort) netcfg.Policy {
+	p := netcfg.Policy{Name: name, Addr: addr, Mode: fw.Policy, Upstream: upstream}
+	if fw.Policy != nft.PolicyAllowlist {
+		return p
+	}
+	p.Table = nft.NamespaceTable(name)
+	groups := nft.PortGroups(fw.Domains)
+	for _, d := range fw.Domains {
+		pd := netcfg.PolicyDomain{Pattern: d.Pattern()}
+		for _, port := range d.Ports {
+			pd.Ports = append(pd.Ports, port.String())
+			pd.Sets = append(pd.Sets, nft.PinSet(slices.Index(groups, port)))
+		}
+		p.Domains = append(p.Domains, pd)
+	}
+	return p
+}
+
+// applyPolicy writes the namespace's table (allowlist) or removes it
+// (open), and its policy file for netns-dns. undo reverts what it made.
+func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config, hostResolv []byte) (undo func() error, err error) {
+	var undos []func() error
+	undo = func() error {
+		var errs []error
+		for i := len(undos) - 1; i >= 0; i-- {
+			errs = append(errs, undos[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			undo()
+		}
+	}()
+	table := nft.NamespaceTable(name)
+	if fw.Policy == nft.PolicyAllowlist {
+		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: nft.PortGroups(fw.Domains), Allow: fw.Allow}
+		if err := nft.Apply(nft.BuildNamespace(spec), -1); err != nil {
+			return nil, fmt.Errorf("firewall of %s: %w", name, err)
+		}
+		undos = append(undos, func() error { return nft.Delete(table, -1) })
+	} else if err := nft.Delete(table, -1); err != nil {
+		return nil, fmt.Errorf("firewall of %s: %w", name, err)
+	}
+	// Without a policy line the namespace is open, and netns-dns forwards
+	// for it where its resolv.conf names the gateway (a loopback resolver
+	// on the host, such as systemd-resolved's stub).
+	p := policyFor(name, addr, fw, netcfg.Upstreams(hostResolv, fw.Resolvers))
+	if fw.Policy == "" {
+		p.Mode = nft.PolicyOpen
+		p.Upstream = netcfg.Upstreams(hostResolv, nil)
+	}
+	p.Generation = time.Now().UnixNano()
+	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
+		return nil, fmt.Errorf("policy of %s: %w", name, err)
+	}
+	undos = append(undos, func() error { return os.Remove(cfg.PolicyPath(name)) })
+	return undo, nil
+}
+
+// removePolicy removes the namespace's table and policy file.
+func removePolicy(cfg netcfg.Config, name string) error {
+	if err := nft.Delete(nft.NamespaceTable(name), -1); err != nil {
+		return fmt.Errorf("firewall of %s: %w", name, err)
+	}
+	if err := os.Remove(cfg.PolicyPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeFileAtomic writes path (mode 0644, its directory 0755) by rename.
+func writeFileAtomic(path string, content []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp.")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,51 @@
+package nft
+
+import (
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// TestApplyNamespaceMatchesNft: the namespace table applied through netlink
+// is what nft makes of its golden file, and Pin fills its sets with
+// timeouts, a second Pin replacing the first one's timeout.
+func TestApplyNamespaceMatchesNft(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireCommand(t, "nft")
+	ours, theirs := testutil.Netns(t, "nftD"), testutil.Netns(t, "nftE")
+	f := testutil.OpenNetns(t, ours)
+	rs := BuildNamespace(namespaceSpec())
+	if err := Apply(rs, int(f.Fd())); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	testutil.InNetns(t, theirs, "nft", "-f", filepath.Join("testdata", "namespace-allowlist.nft"))
+	got := testutil.InNetns(t, ours, "nft", "list", "table", "inet", rs.Table)
+	want := testutil.InNetns(t, theirs, "nft", "list", "table", "inet", rs.Table)
+	if got != want {
+		t.Fatalf("kernel ruleset from Apply:\n%s\nfrom nft -f of the golden file:\n%s", got, want)
+	}
+	if normalize(got) != normalize(rs.String()) {
+		t.Fatalf("nft list prints:\n%s\nString() is:\n%s", got, rs.String())
+	}
+
+	p, err := NewPinner(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a := []netip.Addr{netip.MustParseAddr("203.0.113.5"), netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("203.0.113.6")}
+	if err := p.Pin(rs.Table, PinSet(1), a, time.Hour); err != nil {
+		t.Fatalf("Pin: %v", err)
+	}
+	if err := p.Pin(rs.Table, PinSet(1), a[:1], 10*time.Minute); err != nil {
+		t.Fatalf("Pin again: %v", err)
+	}
+	set := testutil.InNetns(t, ours, "nft", "list", "set", "inet", rs.Table, PinSet(1))
+	if !strings.Contains(set, "203.0.113.5 timeout 10m") || !strings.Contains(set, "203.0.113.6 timeout 1h") {
+		t.Fatalf("pin set after two Pins:\n%s", set)
+	}
+}

@@ -1,0 +1,60 @@
+package nft
+
+import (
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/google/nftables"
+)
+
+// Pinner adds addresses to the pin sets of namespace tables over one
+// netlink socket.
+type Pinner struct {
+	mu sync.Mutex // one batch at a time on c
+	c  *nftables.Conn
+}
+
+// NewPinner opens the socket in the namespace of netnsFd (-1: the caller's).
+func NewPinner(netnsFd int) (*Pinner, error) {
+	opts := []nftables.ConnOption{nftables.AsLasting()}
+	if netnsFd >= 0 {
+		opts = append(opts, nftables.WithNetNSFd(netnsFd))
+	}
+	c, err := nftables.New(opts...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return &Pinner{c: c}, nil
+}
+
+// Close closes the socket.
+func (p *Pinner) Close() error { return p.c.CloseLasting() }
+
+// Pin puts addrs (IPv4; others are skipped) into set of table with the
+// given timeout, replacing the timeout of those already there. It is one
+// transaction: add (so that the delete finds it), delete, add.
+func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
+	s := &nftables.Set{Table: &nftables.Table{Family: nftables.TableFamilyINet, Name: table}, Name: set, KeyType: nftables.TypeIPAddr, HasTimeout: true}
+	var els []nftables.SetElement
+	for _, a := range addrs {
+		if a.Is4() {
+			els = append(els, nftables.SetElement{Key: a.AsSlice(), Timeout: timeout})
+		}
+	}
+	if len(els) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.c.SetAddElements(s, els); err != nil {
+		return err
+	}
+	if err := p.c.SetDeleteElements(s, els); err != nil {
+		return err
+	}
+	if err := p.c.SetAddElements(s, els); err != nil {
+		return err
+	}
+	return p.c.Flush()
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 	"github.com/claude-sandbox/claude-sandbox/internal/download"
+	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
 	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
@@ -124,7 +125,7 @@ func interrupted(ctx context.Context, err error) error {
 
 func runEnv(ctx context.Context, args []string, stdio cli.Stdio, e env) error {
 	f, err := parseFlags(args, stdio)
-	if errors.Is(err, errHelp) {
+	if errors.Is(err, kongcli.ErrHelp) {
 		return nil
 	}
 	if err != nil {
@@ -319,21 +320,39 @@ func (u *updater) hold() error {
 // checkExit is --check's "an update is available" (as dnf check-update).
 const checkExit = 100
 
-func (u *updater) check(ctx context.Context, src source) error {
-	u.dir.Tidy()
+// survey is what check and update start from: the bin dir's state, the
+// version the target names, the current version and whether the target is
+// a channel.
+type survey struct {
+	st      *bindir.State
+	v, cur  release.Version
+	haveCur bool
+	channel bool
+}
+
+func (u *updater) survey(ctx context.Context, src source) (survey, error) {
 	st, err := u.dir.State()
 	if err != nil {
-		return err
+		return survey{}, err
 	}
 	v, err := src.version(ctx, u.f.Target)
 	if err != nil {
-		return err
+		return survey{}, err
 	}
-	cur, ok, err := u.dir.Current()
+	cur, haveCur, err := u.dir.Current()
+	if err != nil {
+		return survey{}, err
+	}
+	return survey{st: st, v: v, cur: cur, haveCur: haveCur, channel: release.IsChannel(u.f.Target)}, nil
+}
+
+func (u *updater) check(ctx context.Context, src source) error {
+	u.dir.Tidy()
+	sv, err := u.survey(ctx, src)
 	if err != nil {
 		return err
 	}
-	channel := release.IsChannel(u.f.Target)
+	st, v, cur, ok, channel := sv.st, sv.v, sv.cur, sv.haveCur, sv.channel
 	h, held := st.HoldVersion()
 	switch {
 	case channel && held:
@@ -415,19 +434,11 @@ func (u *updater) update(ctx context.Context, src source) error {
 		return err
 	}
 	defer u.dir.Unlock()
-	st, err := u.dir.State()
+	sv, err := u.survey(ctx, src)
 	if err != nil {
 		return err
 	}
-	v, err := src.version(ctx, u.f.Target)
-	if err != nil {
-		return err
-	}
-	cur, haveCur, err := u.dir.Current()
-	if err != nil {
-		return err
-	}
-	channel := release.IsChannel(u.f.Target)
+	st, v, cur, haveCur, channel := sv.st, sv.v, sv.cur, sv.haveCur, sv.channel
 	if h, ok := st.HoldVersion(); channel && ok {
 		u.printf("held at %s (%s is %s); not updating: claude-update --unhold to follow %s again", h, u.f.Target, v, u.f.Target)
 		return nil

@@ -1,11 +1,10 @@
 package claudeupdate
 
 import (
-	"errors"
 	"strings"
 	"time"
 
-	"github.com/alecthomas/kong"
+	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -34,30 +33,10 @@ const description = `Fetch, verify and install the Claude Code agent binary into
 directory (CLAUDE_SBX_BINDIR, default /opt/claude/bin), switch the claude symlink
 atomically, and keep the previous version for --rollback.`
 
-// errHelp means help was printed; the applet exits 0.
-var errHelp = errors.New("help printed")
-
 func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
 	var f flags
-	parser, err := kong.New(&f,
-		kong.Name("claude-update"),
-		kong.Description(description),
-		kong.Writers(stdio.Out, stdio.Err),
-		kong.NoDefaultHelp(),
-		kong.Exit(func(int) {}),
-	)
-	if err != nil {
+	if err := kongcli.Parse(&f, &f.Help, "claude-update", description, args, stdio); err != nil {
 		return nil, err
-	}
-	ctx, err := parser.Parse(args)
-	if err != nil {
-		return nil, cli.Usagef("%v (see --help)", err)
-	}
-	if f.Help {
-		if err := ctx.PrintUsage(false); err != nil {
-			return nil, err
-		}
-		return nil, errHelp
 	}
 	if err := f.validate(); err != nil {
 		return nil, err

@@ -22,16 +22,8 @@ func (osHost) Glob(pattern string) ([]string, error)   { return filepath.Glob(pa
 func (osHost) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
 func (osHost) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }
 
-// Reachable connects to the unix socket and hangs up: a stale socket file
-// left by a manager that exited does not count.
-func (osHost) Reachable(socket string) bool {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	return unix.Connect(fd, &unix.SockaddrUnix{Name: socket}) == nil
-}
+// Reachable reports whether the unix socket accepts a connection.
+func (osHost) Reachable(socket string) bool { return sandbox.Reachable(socket) }
 
 // ReadFile reads a regular file without following a symlink in its last
 // component, and without blocking on a FIFO: what it reads may lie where

@@ -432,11 +432,11 @@ func checkUserManager(s *state) Result {
 	case !path.IsAbs(dir):
 		r.Message = "XDG_RUNTIME_DIR is not set: no systemd user manager, so the sandbox runs without a scope in agent.slice"
 		r.Fix = "log in through a PAM session (sudo apt-get install libpam-systemd), or: sudo loginctl enable-linger " + user
-	case !s.h.Reachable(path.Join(dir, "systemd", "private")):
-		r.Message = "no systemd user manager answers at " + path.Join(dir, "systemd", "private") + ": the sandbox runs without a scope in agent.slice"
+	case !s.h.Reachable(sandbox.UserManagerSocket(dir)):
+		r.Message = "no systemd user manager answers at " + sandbox.UserManagerSocket(dir) + ": the sandbox runs without a scope in agent.slice"
 		r.Fix = "sudo loginctl enable-linger " + user
 	default:
-		r.Status, r.Message = OK, "systemd user manager at "+path.Join(dir, "systemd", "private")
+		r.Status, r.Message = OK, "systemd user manager at "+sandbox.UserManagerSocket(dir)
 	}
 	return r
 }
@@ -450,7 +450,7 @@ func checkSlice(s *state) Result {
 		return r
 	}
 	dir := s.h.Getenv("XDG_RUNTIME_DIR")
-	if !path.IsAbs(dir) || !s.h.Reachable(path.Join(dir, "systemd", "private")) {
+	if !path.IsAbs(dir) || !s.h.Reachable(sandbox.UserManagerSocket(dir)) {
 		r.Status, r.Message, r.Fix = Skip, "no user manager", "see the systemd-user line"
 		return r
 	}

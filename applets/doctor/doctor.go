@@ -17,7 +17,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/alecthomas/kong"
+	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/cli"
@@ -39,36 +39,17 @@ type flags struct {
 	Help        bool   `short:"h" help:"Show this help."`
 }
 
-var errHelp = errors.New("help printed")
-
 func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
 	var f flags
-	parser, err := kong.New(&f,
-		kong.Name("claude-sandbox doctor"),
-		kong.Description("Check the sandbox's installation and say how to fix what is wrong. Exit status 0 unless a check FAILs."),
-		kong.Writers(stdio.Out, stdio.Err),
-		kong.NoDefaultHelp(),
-		kong.Exit(func(int) {}),
-	)
-	if err != nil {
+	if err := kongcli.Parse(&f, &f.Help, "claude-sandbox doctor", "Check the sandbox's installation and say how to fix what is wrong. Exit status 0 unless a check FAILs.", args, stdio); err != nil {
 		return nil, err
-	}
-	ctx, err := parser.Parse(args)
-	if err != nil {
-		return nil, cli.Usagef("%v (see --help)", err)
-	}
-	if f.Help {
-		if err := ctx.PrintUsage(false); err != nil {
-			return nil, err
-		}
-		return nil, errHelp
 	}
 	return &f, nil
 }
 
 func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	f, err := parseFlags(args, stdio)
-	if err == errHelp {
+	if errors.Is(err, kongcli.ErrHelp) {
 		return nil
 	}
 	if err != nil {

@@ -14,10 +14,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // osHost is the real machine.
@@ -82,16 +81,8 @@ func (osHost) Run(ctx context.Context, argv ...string) Output {
 	return o
 }
 
-// Reachable connects to the unix socket and hangs up: a stale socket file
-// left by a manager that exited does not count.
-func (osHost) Reachable(socket string) bool {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	return unix.Connect(fd, &unix.SockaddrUnix{Name: socket}) == nil
-}
+// Reachable reports whether the unix socket accepts a connection.
+func (osHost) Reachable(socket string) bool { return sandbox.Reachable(socket) }
 
 // SHA256 hashes a regular file opened as bindir opens the binaries it
 // verifies: not through a symlink, and without hanging on a FIFO.

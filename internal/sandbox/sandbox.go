@@ -141,7 +141,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 	runtimeDir, _ := env.get("XDG_RUNTIME_DIR")
 	systemd := false
 	if filepath.IsAbs(runtimeDir) {
-		sock := filepath.Join(runtimeDir, "systemd", "private")
+		sock := UserManagerSocket(runtimeDir)
 		sr := firstExisting(h, "/usr/bin/systemd-run", "/bin/systemd-run")
 		switch {
 		case sr == "":

@@ -48,7 +48,7 @@ APPARMOR_LIVE = [ -z '$(DESTDIR)' ] && [ -d /sys/kernel/security/apparmor ] && c
 E2E   :=
 BENCH :=
 
-.PHONY: all build test vet check e2e bench install uninstall clean agent generate
+.PHONY: all build test vet check e2e bench install uninstall clean agent generate apparmor4
 all: build
 
 build: build/claude-sandbox build/netns-enter
@@ -100,7 +100,12 @@ generate:
 	$(GO) generate ./...
 
 # The test command of the README: unit, integration and end-to-end tests.
-check: vet test e2e
+check: vet apparmor4 test e2e
+
+# apparmor4: an AppArmor 4 parser for the profile's parse test, from
+# Debian's packages into the test cache (scripts/fetch-apparmor4; root).
+apparmor4:
+	-@scripts/fetch-apparmor4 >/dev/null
 
 # agent: the real agent binary, cached outside the repository.
 agent:

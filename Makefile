@@ -55,7 +55,7 @@ build: build/claude-sandbox build/netns-enter
 
 # Rebuild only when a source or the baked-in settings change, so that
 # `make && sudo make install` does not need Go in root's PATH.
-GOSRC := $(shell find cmd applets internal -name '*.go' ! -name '*_test.go' 2>/dev/null) go.mod go.sum
+GOSRC := $(shell find cmd applets internal \( -name '*.go' -o -name '*.s' \) ! -name '*_test.go' 2>/dev/null) go.mod go.sum
 
 build/ldflags: FORCE
 	@mkdir -p build
@@ -65,9 +65,10 @@ build/claude-sandbox: $(GOSRC) build/ldflags
 	$(GOBUILD) -o $@ ./cmd/multicall
 
 # The setuid helper links only the standard library, x/sys/unix and its own
-# packages (see applets/netns-enter/deps_test.go).
+# packages (see applets/netns-enter/deps_test.go), and starts at its own entry
+# point (applets/netns-enter/entry_linux.go).
 build/netns-enter: $(GOSRC) build/ldflags
-	$(GOBUILD) -tags netnsenter_only -o $@ ./cmd/multicall
+	$(GOBUILD) -tags netnsenter_only -ldflags '$(LDFLAGS) -E=_netnsenter_rt0' -o $@ ./cmd/multicall
 
 FORCE:
 
@@ -126,11 +127,12 @@ uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
-	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox 2>/dev/null
+	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox $(DESTDIR)$(PREFIX)/lib/sysctl.d 2>/dev/null
 	@if [ -f '$(APPARMOR_PROFILE)' ]; then \
 		if $(APPARMOR_LIVE); then apparmor_parser -R '$(APPARMOR_PROFILE)' || true; fi; \
 		rm -f '$(APPARMOR_PROFILE)' && echo "removed AppArmor profile $(APPARMOR_PROFILE)"; fi
 	for p in $(MANPAGES); do rm -f $(MANDIR)/man$${p##*.}/$$p; done
+	-rmdir $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man8 2>/dev/null
 
 clean:
 	rm -rf build

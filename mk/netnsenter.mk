@@ -57,6 +57,7 @@ fuzz-netns-enter:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
 	$(GO) test -run '^$$' -fuzz '^FuzzParseWhitelist$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
 	$(GO) test -run '^$$' -fuzz '^FuzzLookupGroup$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckACL$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
 	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/nsname
 
 bench-netns-enter:

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -234,8 +233,9 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 	return f, nil
 }
 
-// runChain runs argv and waits for it, passing on its exit status and the
-// signals sigs catches.
+// runChain runs argv in a process group of its own (see
+// jobcontrol_linux.go) and waits for it, passing on its exit status and
+// the signals sigs catches.
 //
 // Preconditions: none; it locks the calling goroutine to its OS thread
 // until the child is reaped, because the child's parent-death signal
@@ -257,26 +257,43 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catch
 	caught := sigs.wait()
 	// A signal caught before the chain exists ends the launcher as it
 	// would have without catching: nothing is started.
-	select {
-	case s := <-caught:
-		return cli.Exit(128 + int(s.(syscall.Signal)))
-	default:
+	for pending := true; pending; {
+		select {
+		case s := <-caught:
+			if fatal(s) {
+				return cli.Exit(128 + int(s.(syscall.Signal)))
+			}
+		default:
+			pending = false
+		}
+	}
+	if err := becomeSubreaper(); err != nil {
+		return err
 	}
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// The child joins its new group and, when the launcher is in the
+	// terminal's foreground, takes the terminal, before it execs.
+	fg := tty.foreground()
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Foreground: fg, Ctty: tty.fd},
 	})
 	if err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)
 	}
-	c := &child{pid: pid}
+	// From here on the launcher can be in the background of its own
+	// terminal; taking the terminal back must not stop it. (Ignored
+	// before the fork, SIGTTOU would stay ignored in the chain.)
+	signal.Ignore(syscall.SIGTTOU)
+	tty.lent = fg
+	j := &job{pid: pid, tty: tty}
 	done := make(chan struct{})
-	go forward(caught, done, c, tty)
-	ws, err := c.wait()
+	go forward(caught, done, j)
+	ws, err := j.wait()
+	reapOrphans()
 	close(done)
 	tty.restore()
 	if err != nil {
@@ -299,11 +316,13 @@ type catcher struct {
 }
 
 // catchSignals starts catching SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1
-// and SIGUSR2 in the background; until that is done they act as usual.
+// and SIGUSR2, and SIGCONT and SIGWINCH for job control, in the background;
+// until that is done they act as usual.
 func catchSignals() *catcher {
 	k := &catcher{c: make(chan os.Signal, 8), ready: make(chan struct{})}
 	go func() {
-		signal.Notify(k.c, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+		signal.Notify(k.c, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2,
+			syscall.SIGCONT, syscall.SIGWINCH)
 		close(k.ready)
 	}()
 	return k
@@ -327,63 +346,4 @@ func fdOf(r any, def uintptr) uintptr {
 		return f.Fd()
 	}
 	return def
-}
-
-// child is the head of the chain. Its pid is signalled only while the
-// child is unreaped, so a signal never reaches a process that reused it.
-type child struct {
-	pid    int
-	mu     sync.Mutex
-	reaped bool
-}
-
-// wait waits for the child to end, then reaps it.
-func (c *child) wait() (syscall.WaitStatus, error) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			break
-		}
-		if err != unix.EINTR {
-			return 0, os.NewSyscallError("waitid", err)
-		}
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.reaped = true
-	var ws syscall.WaitStatus
-	for {
-		_, err := syscall.Wait4(c.pid, &ws, 0, nil)
-		if err != syscall.EINTR {
-			return ws, os.NewSyscallError("wait4", err)
-		}
-	}
-}
-
-// signal sends s to the child unless it has been reaped.
-func (c *child) signal(s os.Signal) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.reaped {
-		syscall.Kill(c.pid, s.(syscall.Signal))
-	}
-}
-
-// forward passes signals on to the head of the chain. SIGINT and SIGQUIT
-// from the terminal already reach the whole foreground process group, the
-// sandbox included, so they are passed on only when they came from
-// elsewhere (kill).
-func forward(sigs <-chan os.Signal, done <-chan struct{}, c *child, tty *terminal) {
-	for {
-		select {
-		case <-done:
-			return
-		case s := <-sigs:
-			if (s == syscall.SIGINT || s == syscall.SIGQUIT) && tty.foreground() {
-				continue
-			}
-			c.signal(s)
-		}
-	}
 }

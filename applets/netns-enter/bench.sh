@@ -34,7 +34,7 @@ echo "$ns" >"$conf/etc/netns-enter"
 chmod 0644 "$conf/etc/netns-enter"
 
 CGO_ENABLED=0 "$GO" build -trimpath -tags netnsenter_only \
-	-ldflags "-s -w -X github.com/claude-sandbox/claude-sandbox/internal/buildinfo.Sysconfdir=$conf/etc" \
+	-ldflags "-s -w -E=_netnsenter_rt0 -X github.com/claude-sandbox/claude-sandbox/internal/buildinfo.Sysconfdir=$conf/etc" \
 	-o "$bin/netns-enter" ./cmd/multicall
 chown root:root "$bin/netns-enter"
 chmod 4755 "$bin/netns-enter"

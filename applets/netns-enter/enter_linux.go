@@ -43,6 +43,25 @@ func notActive(name string) error {
 func enter(req request, whitelist string) error {
 	runtime.LockOSThread()
 
+	// 0. The entry point (entry_linux.go) recorded the caller's signals
+	// and started the runtime as the caller: threads it made count
+	// against the caller's RLIMIT_NPROC, however many GOMAXPROCS asked
+	// for. The caller's ignored signals are ignored again; from here on
+	// the runtime has one P, which bounds the threads made while
+	// privileged to a few; then root is taken back.
+	if err := checkEntry(); err != nil {
+		return err
+	}
+	if err := ignoreSignals(false); err != nil {
+		return err
+	}
+	runtime.GOMAXPROCS(1)
+	if entryDropped == 1 {
+		if err := syscall.Setresuid(-1, 0, -1); err != nil {
+			return fmt.Errorf("take back root: %w", os.NewSyscallError("setresuid", err))
+		}
+	}
+
 	// 1. Who is calling.
 	ruid, rgid := unix.Getuid(), unix.Getgid()
 	if ruid == 0 {
@@ -106,6 +125,12 @@ func enter(req request, whitelist string) error {
 	envv := splitEnv(env)
 	path, err := lookPath(req.Argv[0], envv)
 	if err != nil {
+		return err
+	}
+	if err := ignoreSignals(true); err != nil {
+		return err
+	}
+	if err := restoreMask(); err != nil {
 		return err
 	}
 	err = unix.Exec(path, req.Argv, envv)
@@ -187,6 +212,9 @@ func openDir(path string) (int, error) {
 			fd = next
 		}
 		fi, err := fstat(fd, cur)
+		if err == nil && fi.Mode&sIFMT == sIFDIR {
+			fi.ACL, err = dirACL(fd, cur)
+		}
 		if err == nil {
 			err = checkDir(cur, fi)
 		}
@@ -220,6 +248,9 @@ func readTrusted(path string, max int64) ([]byte, error) {
 	}
 	defer unix.Close(fd)
 	fi, err := fstat(fd, path)
+	if err == nil {
+		fi.ACL, err = fdACL(fd, path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +278,10 @@ func openTarget(name string) (fd int, err error) {
 		Flags:   uint64(flags),
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
-	if err == unix.ENOSYS { // Linux before 5.6
+	// Linux before 5.6 has no openat2 (ENOSYS); seccomp profiles written
+	// before it, as older container runtimes ship, deny it (EPERM). The
+	// name was validated, so openat with O_NOFOLLOW opens the same file.
+	if err == unix.ENOSYS || err == unix.EPERM {
 		fd, err = unix.Openat(dfd, name, flags|unix.O_NOFOLLOW, 0)
 	}
 	unix.Close(dfd)
@@ -422,6 +456,32 @@ func fstat(fd int, path string) (fileInfo, error) {
 		return fileInfo{}, &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	return fileInfo{Mode: st.Mode, Uid: st.Uid, Gid: st.Gid, Size: st.Size}, nil
+}
+
+// fdACL returns the POSIX access ACL of the file open at fd (not O_PATH),
+// or nil when it has none or its filesystem has no ACLs.
+func fdACL(fd int, path string) ([]byte, error) {
+	buf := make([]byte, 64<<10) // XATTR_SIZE_MAX: every value fits
+	n, err := unix.Fgetxattr(fd, "system.posix_acl_access", buf)
+	switch err {
+	case nil:
+		return buf[:n], nil
+	case unix.ENODATA, unix.EOPNOTSUPP:
+		return nil, nil
+	}
+	return nil, &os.PathError{Op: "fgetxattr system.posix_acl_access", Path: path, Err: err}
+}
+
+// dirACL is fdACL for a directory open with O_PATH, on which fgetxattr fails
+// (EBADF): it reads the ACL through "." opened beneath it, the same
+// directory.
+func dirACL(pathfd int, path string) ([]byte, error) {
+	fd, err := unix.Openat(pathfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	return fdACL(fd, path)
 }
 
 // readAll reads fd to EOF, failing beyond max bytes.

@@ -10,8 +10,10 @@
 // /etc/resolv.conf (as "ip netns exec" would do). The launcher binds that
 // file inside its sandbox instead.
 //
-// Everything it does with privilege is in enter_linux.go, in order; the
-// parsers of untrusted input (arguments, whitelist, /etc/group) are pure
+// Everything it does with privilege is in enter_linux.go, in order, after
+// the entry point of entry_linux.go (recording the caller's signals before
+// Go's runtime starts, and starting it as the caller); the parsers of
+// untrusted input (arguments, whitelist and its ACLs, /etc/group) are pure
 // functions in this package's other files. It imports the standard library,
 // golang.org/x/sys/unix and the project's stdlib-only packages, nothing else
 // (deps_test.go keeps it so).

@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -40,7 +42,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	u := testutil.RequireUser(t)
-	for _, c := range []string{"ip", "mount", "umount", "unshare", "setpriv", "strace", "mkfifo"} {
+	for _, c := range []string{"ip", "mount", "umount", "unshare", "setpriv", "strace", "mkfifo", "setfacl"} {
 		testutil.RequireCommand(t, c)
 	}
 	closeOnExecAbove2(t)
@@ -267,6 +269,78 @@ func TestSetuidHappyPath(t *testing.T) {
 		}
 	})
 
+	t.Run("whitelist with a read-only ACL entry", func(t *testing.T) {
+		setfacl(t, "-m", "u:"+e.user.Name+":r", e.whitelist)
+		defer e.writeWhitelist(e.defaultWhitelist())
+		r := e.run(nil, nil, e.ok, "--", "readlink", "/proc/self/ns/net")
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want {
+			t.Errorf("%s, want %q", r, want)
+		}
+	})
+
+	t.Run("openat2 denied by seccomp", func(t *testing.T) {
+		// Container runtimes whose seccomp profile predates openat2
+		// answer EPERM, not ENOSYS: the name is validated, so openat
+		// with O_NOFOLLOW is as good.
+		cmd := e.helper(t, []string{helperDenyEnv + "=1"}, e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
+		r := testutil.RunCommand(t, cmd)
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want || r.Stderr != "" {
+			t.Errorf("%s, want %q", r, want)
+		}
+	})
+
+	t.Run("trap '' TERM stays ignored", func(t *testing.T) {
+		cmd := e.user.Command(e.home, "/bin/sh", "-c", `trap "" TERM; exec "$0" "$1" -- sh -c 'kill -TERM $$; echo survived'`, e.bin, e.ok)
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		if r := testutil.RunCommand(t, cmd); r.Code != 0 || r.Stdout != "survived\n" || r.Stderr != "" {
+			t.Errorf("%s, want exit 0 and survived", r)
+		}
+	})
+
+	t.Run("ignored and blocked signals as the caller left them", func(t *testing.T) {
+		// Among them signals Go's runtime handles (HUP QUIT USR1 PIPE
+		// TERM URG), unblocks (INT TERM CHLD PROF) or leaves alone (TSTP),
+		// and 32 and 33, which glibc programs such as hyperfine hand their
+		// children ignored and Go uses for its all-threads setresuid.
+		settings := []string{helperIgnoreEnv + "=1,3,10,13,15,20,23,32,33", helperBlockEnv + "=2,12,14,15,17,27"}
+		const wantIgn, wantBlk = 0x180485205, 0x4016802
+		status := []string{"grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status"}
+		direct := testutil.RunCommand(t, e.helper(t, settings, status...))
+		var ign, blk uint64
+		if _, err := fmt.Sscanf(direct.Stdout, "SigBlk:\t%x\nSigIgn:\t%x\n", &blk, &ign); err != nil || direct.Code != 0 {
+			t.Fatalf("the helper's own command: %s: %v", direct, err)
+		}
+		if ign&wantIgn != wantIgn || blk != wantBlk {
+			t.Fatalf("the helper's own command has SigIgn %#x, SigBlk %#x, want %#x (at least) and %#x", ign, blk, wantIgn, wantBlk)
+		}
+		through := testutil.RunCommand(t, e.helper(t, settings, append([]string{e.bin, e.ok, "--"}, status...)...))
+		if through.Code != 0 || through.Stdout != direct.Stdout {
+			t.Errorf("through netns-enter: %s\nwant %q as without it", through, direct.Stdout)
+		}
+	})
+
+	t.Run("RLIMIT_NPROC binds the runtime's start", func(t *testing.T) {
+		// GOMAXPROCS=9000 makes Go's runtime start about 2000 threads
+		// before main. They must count against the caller's limit, as
+		// in any program the caller runs, not be made with root's
+		// CAP_SYS_RESOURCE. The limit leaves room for a normal run and
+		// for the user's other processes.
+		limit := strconv.Itoa(userTasks(t, e.user.Uid) + 200)
+		run := func(extra ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "prlimit", "--nproc="+limit, e.bin, e.ok, "--", "true")
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			cmd.Env = append(cmd.Env, extra...)
+			return testutil.RunCommand(t, cmd)
+		}
+		if r := run(); r.Code != 0 || r.Stderr != "" {
+			t.Fatalf("with RLIMIT_NPROC %s: %s, want exit 0", limit, r)
+		}
+		r := run("GOMAXPROCS=9000")
+		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "runtime: failed to create new OS thread") {
+			t.Errorf("GOMAXPROCS=9000 with RLIMIT_NPROC %s: %s\nwant exit 2 and the runtime's failed to create new OS thread", limit, r)
+		}
+	})
+
 	t.Run("1000 runs land in the namespace", func(t *testing.T) {
 		want := fmt.Sprintf("net:[%d]\n", e.okIno)
 		for i := 0; i < 1000; i++ {
@@ -414,6 +488,18 @@ func TestSetuidHostile(t *testing.T) {
 			fmt.Sprintf("whitelist %[1]s is writable by others: chmod o-w %[1]s", wl)},
 		{"whitelist group-writable", func(t *testing.T) { chown(t, wl, 0, int(e.usersGid)); chmod(t, wl, 0o664) },
 			fmt.Sprintf("whitelist %[1]s is writable by group %[2]d: chmod g-w %[1]s", wl, e.usersGid)},
+		{"whitelist group-writable by gid 0", func(t *testing.T) { chmod(t, wl, 0o664) },
+			fmt.Sprintf("whitelist %[1]s is writable by group 0: chmod g-w %[1]s", wl)},
+		{"whitelist ACL grants the user write", func(t *testing.T) { setfacl(t, "-m", "u:"+e.user.Name+":rw", wl) },
+			fmt.Sprintf("whitelist %[1]s has an ACL entry granting write to uid %[2]d: setfacl -b %[1]s", wl, e.user.Uid)},
+		{"whitelist ACL grants a group write, masked", func(t *testing.T) {
+			setfacl(t, "-m", fmt.Sprintf("g:%d:rw", e.usersGid), wl)
+			chmod(t, wl, 0o644) // the mask: nobody may write today
+		}, fmt.Sprintf("whitelist %[1]s has an ACL entry granting write to gid %[2]d: setfacl -b %[1]s", wl, e.usersGid)},
+		{"whitelist directory ACL grants the user write", func(t *testing.T) {
+			setfacl(t, "-m", "u:"+e.user.Name+":rwx", e.etc)
+			t.Cleanup(func() { setfacl(t, "-b", e.etc) })
+		}, fmt.Sprintf("whitelist %[1]s: directory %[2]s has an ACL entry granting write to uid %[3]d: setfacl -b %[2]s", wl, e.etc, e.user.Uid)},
 		{"whitelist owned by the user", func(t *testing.T) { e.user.Chown(t, wl) },
 			fmt.Sprintf("whitelist %[1]s is owned by uid %[2]d, not root: chown root:root %[1]s", wl, e.user.Uid)},
 		{"whitelist a symlink", func(t *testing.T) {
@@ -565,6 +651,23 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		}
 		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
 	})
+	t.Run("linked without the entry point", func(t *testing.T) {
+		// It could not keep the caller's signals, nor start the runtime
+		// as the caller: it refuses before anything else.
+		plain := filepath.Join(testutil.PublicDir(t), "netns-enter")
+		build := exec.Command("go", "build", "-trimpath", "-tags", "netnsenter_only", "-o", plain, "./cmd/multicall")
+		build.Dir = testutil.ModuleRoot(t)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v: %s", err, out)
+		}
+		run := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, plain, args...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, errNoEntry.Error(), run, with(e.ok)...)
+	})
 	t.Run("stdin and stdout closed", func(t *testing.T) {
 		run := func(args ...string) testutil.Result {
 			cmd := e.user.Command(e.home, "/bin/sh", append([]string{"-c", `exec "$0" "$@" <&- >&-`, e.bin}, args...)...)
@@ -654,6 +757,14 @@ func chmod(t *testing.T, p string, mode uint32) {
 	}
 }
 
+// setfacl runs setfacl(1) with args.
+func setfacl(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("setfacl", args...).CombinedOutput(); err != nil {
+		t.Fatalf("setfacl %q: %v: %s", args, err, out)
+	}
+}
+
 func chown(t *testing.T, p string, uid, gid int) {
 	t.Helper()
 	if err := os.Lchown(p, uid, gid); err != nil {
@@ -727,6 +838,29 @@ func waitNs(t *testing.T, pid int, kind string) {
 	t.Fatalf("process %d did not enter a new %s namespace", pid, kind)
 }
 
+// userTasks counts the tasks (threads) whose real uid is uid: what
+// RLIMIT_NPROC counts.
+func userTasks(t *testing.T, uid uint32) int {
+	t.Helper()
+	paths, err := filepath.Glob("/proc/[0-9]*/task/[0-9]*/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" && f[1] == strconv.Itoa(int(uid)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // lookupGroupFile returns a group's gid from /etc/group.
 func lookupGroupFile(name string) (uint32, error) {
 	data, err := os.ReadFile("/etc/group")
@@ -762,4 +896,105 @@ func closeOnExecAbove2(t *testing.T) {
 			syscall.CloseOnExec(fd)
 		}
 	}
+}
+
+// Settings of the helper process (TestHelperExec), passed in its
+// environment; they reach the command it executes too, harmlessly.
+const (
+	helperAsEnv     = "NETNS_ENTER_TEST_AS"           // UID:GID; set: run as the helper
+	helperDenyEnv   = "NETNS_ENTER_TEST_DENY_OPENAT2" // 1: openat2 fails with EPERM
+	helperIgnoreEnv = "NETNS_ENTER_TEST_SIGIGN"       // signals to ignore, e.g. 1,15
+	helperBlockEnv  = "NETNS_ENTER_TEST_SIGBLK"       // signals to block
+)
+
+// helper returns the helper process that executes args as the test user
+// after applying settings (helper*Env=value).
+func (e *env) helper(t *testing.T, settings []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelperExec$", "--"}, args...)...)
+	cmd.Env = append(e.user.Command(e.home, "x").Env, fmt.Sprintf("%s=%d:%d", helperAsEnv, e.user.Uid, e.user.Gid))
+	cmd.Env = append(cmd.Env, settings...)
+	cmd.Dir = e.home
+	return cmd
+}
+
+// TestHelperExec is not a test. As a helper (helperAsEnv set), it starts as
+// root, sets up what the helper*Env variables ask for, becomes UID:GID
+// without supplementary groups and executes the arguments after "--" from
+// the same thread.
+//
+// A seccomp filter (helperDenyEnv) is inherited across the setuid execution
+// of netns-enter; root may install it without no_new_privs, which would
+// disable setuid. Signals are ignored and blocked with raw system calls, so
+// that the command starts with exactly that state (Go's own handlers are
+// reset to the default by execve, as for any program).
+func TestHelperExec(t *testing.T) {
+	spec := os.Getenv(helperAsEnv)
+	if spec == "" {
+		return
+	}
+	runtime.LockOSThread()
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(125)
+	}
+	var uid, gid int
+	if _, err := fmt.Sscanf(spec, "%d:%d", &uid, &gid); err != nil {
+		fail(err)
+	}
+	argv := os.Args[slices.Index(os.Args, "--")+1:]
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		fail(err)
+	}
+	signals := func(key string) []int {
+		var sigs []int
+		for _, f := range strings.FieldsFunc(os.Getenv(key), func(r rune) bool { return r == ',' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				fail(err)
+			}
+			sigs = append(sigs, n)
+		}
+		return sigs
+	}
+	if os.Getenv(helperDenyEnv) == "1" {
+		const (
+			ldAbsW = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+			jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+			retK   = unix.BPF_RET | unix.BPF_K
+		)
+		filter := []unix.SockFilter{
+			{Code: ldAbsW, K: 0}, // seccomp_data.nr
+			{Code: jeqK, Jt: 0, Jf: 1, K: unix.SYS_OPENAT2},
+			{Code: retK, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+			{Code: retK, K: unix.SECCOMP_RET_ALLOW},
+		}
+		prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+		if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
+			fail(fmt.Errorf("seccomp: %w", e))
+		}
+	}
+	if err := syscall.Setgroups(nil); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setresgid(gid, gid, gid); err != nil {
+		fail(err)
+	}
+	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+		fail(err)
+	}
+	for _, sig := range signals(helperIgnoreEnv) {
+		act := [4]uint64{1} // sa_handler SIG_IGN
+		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0); e != 0 {
+			fail(fmt.Errorf("ignore signal %d: %w", sig, e))
+		}
+	}
+	var set unix.Sigset_t
+	for _, sig := range signals(helperBlockEnv) {
+		set.Val[0] |= 1 << (sig - 1)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &set, nil); err != nil {
+		fail(err)
+	}
+	fail(syscall.Exec(path, argv, os.Environ()))
 }

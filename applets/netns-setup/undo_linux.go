@@ -21,14 +21,15 @@ func (u *undoStack) push(what string, fn func() error) {
 
 // run takes back every step, newest first, when *err is not nil, and joins
 // the errors of steps that fail into *err: a caller then learns what a
-// failed run left behind.
-func (u undoStack) run(err *error) {
+// failed run left behind. The receiver is a pointer: "defer undo.run(&err)"
+// must see the steps pushed after the defer statement.
+func (u *undoStack) run(err *error) {
 	if *err == nil {
 		return
 	}
-	for i := len(u) - 1; i >= 0; i-- {
-		if e := u[i].fn(); e != nil {
-			*err = errors.Join(*err, fmt.Errorf("undo: %s: %w (remove it by hand)", u[i].what, e))
+	for i := len(*u) - 1; i >= 0; i-- {
+		if e := (*u)[i].fn(); e != nil {
+			*err = errors.Join(*err, fmt.Errorf("undo: %s: %w (remove it by hand)", (*u)[i].what, e))
 		}
 	}
 }

@@ -38,3 +38,18 @@ func TestUndoStack(t *testing.T) {
 		t.Errorf("run(nil) ran %v, err %v; want nothing", order, ok)
 	}
 }
+
+// TestUndoDeferred: "defer undo.run(&err)" before any push, as up does,
+// still takes back the steps pushed after it.
+func TestUndoDeferred(t *testing.T) {
+	ran := false
+	err := func() (err error) {
+		var undo undoStack
+		defer undo.run(&err)
+		undo.push("step", func() error { ran = true; return nil })
+		return errors.New("failed")
+	}()
+	if !ran || err == nil || err.Error() != "failed" {
+		t.Errorf("after a failed run: step ran = %v, err = %v; want true, failed", ran, err)
+	}
+}

@@ -35,6 +35,9 @@ func decisionCases(goarch string) []struct {
 	}
 	const (
 		tiocsti, tioclinux, tiocsetd, tcgets = 0x5412, 0x541c, 0x5423, 0x5401
+		tiocexcl, tiocnxcl, tiocgexcl        = 0x540c, 0x540d, 0x80045440
+		kdskbent, kdskbsent, kdsetkeycode    = 0x4b47, 0x4b49, 0x4b4d
+		kdgkbent, kdgkbsent, kdgetkeycode    = 0x4b46, 0x4b48, 0x4b4c
 		sigchld                              = 17
 		cloneThreadFlags                     = 0x3d0f00 // what glibc's pthread_create passes
 	)
@@ -62,6 +65,22 @@ func decisionCases(goarch string) []struct {
 		{"ioctl TIOCSETD", n("ioctl", 0, tiocsetd), ePERM},
 		{"ioctl fd=TIOCSTI cmd=TCGETS", n("ioctl", tiocsti, tcgets), allow},
 		{"ioctl TIOCSTI+1", n("ioctl", 0, tiocsti+1), allow},
+		{"ioctl TIOCEXCL", n("ioctl", 0, tiocexcl), ePERM},
+		{"ioctl TIOCEXCL|1<<32", n("ioctl", 0, tiocexcl|1<<32), ePERM},
+		{"ioctl TIOCEXCL|0xffffffff<<32", n("ioctl", 0, tiocexcl|0xffffffff<<32), ePERM},
+		{"ioctl TIOCNXCL", n("ioctl", 0, tiocnxcl), allow},
+		{"ioctl TIOCGEXCL", n("ioctl", 0, tiocgexcl), allow},
+		{"ioctl KDSKBENT", n("ioctl", 0, kdskbent), ePERM},
+		{"ioctl KDSKBENT|1<<32", n("ioctl", 0, kdskbent|1<<32), ePERM},
+		{"ioctl KDSKBSENT", n("ioctl", 0, kdskbsent), ePERM},
+		{"ioctl KDSKBSENT|0xffffffff<<32", n("ioctl", 0, kdskbsent|0xffffffff<<32), ePERM},
+		{"ioctl KDSETKEYCODE", n("ioctl", 0, kdsetkeycode), ePERM},
+		{"ioctl KDSETKEYCODE|1<<63", n("ioctl", 0, kdsetkeycode|1<<63), ePERM},
+		// Reading the keymap stays allowed (kbd's dumpkeys, showkey).
+		{"ioctl KDGKBENT", n("ioctl", 0, kdgkbent), allow},
+		{"ioctl KDGKBSENT", n("ioctl", 0, kdgkbsent), allow},
+		{"ioctl KDGETKEYCODE", n("ioctl", 0, kdgetkeycode), allow},
+		{"ioctl fd=TIOCEXCL cmd=TCGETS", n("ioctl", tiocexcl, tcgets), allow},
 
 		{"keyctl", n("keyctl"), ePERM},
 		{"add_key", n("add_key"), ePERM},
@@ -212,7 +231,8 @@ func TestDecisions(t *testing.T) {
 // ones) with argument sets that hit every cond, in the interpreter, and
 // compares with the plan evaluated directly.
 func TestCompiledEqualsPlan(t *testing.T) {
-	argSets := [][6]uint64{{}, {0, 0x5412}, {0x5412, 0x541c | 1<<32}, {17, 0x5423}, {2}, {0x10000000}, {0x40000}, {0xffffffff, 0xffffffff}}
+	argSets := [][6]uint64{{}, {0, 0x5412}, {0x5412, 0x541c | 1<<32}, {17, 0x5423}, {2}, {0x10000000}, {0x40000}, {0xffffffff, 0xffffffff},
+		{0, 0x540c | 1<<32}, {0, 0x4b47}, {0, 0x4b49 | 0xffffffff<<32}, {0, 0x4b4d}}
 	for _, goarch := range Arches() {
 		for _, opts := range []Options{{}, {Allow: []string{"ioctl", "perf_event_open"}, Deny: []string{"ptrace", "socket"}}} {
 			m := newMachine(t, goarch, opts)
@@ -253,6 +273,7 @@ func TestOptions(t *testing.T) {
 			{"deny ptrace", Options{Deny: []string{"ptrace"}}, "ptrace", [6]uint64{}, ePERM},
 			{"deny clone3 turns ENOSYS into EPERM", Options{Deny: []string{"clone3"}}, "clone3", [6]uint64{}, ePERM},
 			{"allow ioctl drops the TIOCSTI rule", Options{Allow: []string{"ioctl"}}, "ioctl", [6]uint64{0, 0x5412}, allow},
+			{"allow ioctl drops the TIOCEXCL rule", Options{Allow: []string{"ioctl"}}, "ioctl", [6]uint64{0, 0x540c}, allow},
 			{"deny socket denies every family", Options{Deny: []string{"socket"}}, "socket", [6]uint64{1}, ePERM},
 			{"other syscalls unchanged", Options{Allow: []string{"perf_event_open"}}, "keyctl", [6]uint64{}, ePERM},
 			{"a name of the other arch is ignored", Options{Allow: []string{"arch_prctl", "bpf"}}, "bpf", [6]uint64{}, allow},

@@ -41,6 +41,13 @@ const (
 	tiocsti   = 0x5412 // TIOCSTI: push a byte into the terminal's input
 	tioclinux = 0x541c // TIOCLINUX: console selection paste, and more
 	tiocsetd  = 0x5423 // TIOCSETD: change the line discipline
+	tiocexcl  = 0x540c // TIOCEXCL: no one else may open the terminal
+
+	// The VT keymap ioctls (linux/kd.h): they rebind keys for every user
+	// of the console, not just the caller.
+	kdskbent     = 0x4b47 // KDSKBENT: set a key's meaning
+	kdskbsent    = 0x4b49 // KDSKBSENT: set a function key's string
+	kdsetkeycode = 0x4b4d // KDSETKEYCODE: remap a scancode
 
 	afUnix    = 1
 	afInet    = 2
@@ -217,13 +224,19 @@ var rules = []rule{
 	{
 		Why: "the sandbox shares the user's terminal: TIOCSTI types into the " +
 			"user's shell after the agent exits, TIOCLINUX pastes the console " +
-			"selection, TIOCSETD swaps the terminal's line discipline; the " +
-			"command is compared on its low 32 bits (CVE-2019-10063)",
+			"selection, TIOCSETD swaps the terminal's line discipline, " +
+			"TIOCEXCL locks everyone else out of it, and on a virtual console " +
+			"KDSKBENT, KDSKBSENT and KDSETKEYCODE rebind keys (a function key " +
+			"that types a command into the user's shell); the command is " +
+			"compared on its low 32 bits (CVE-2019-10063)",
 		Names:  []string{"ioctl"},
 		Action: allow,
 		Conds: []cond{{
 			Arg: 1, Op: opIn, Action: eperm,
-			Values: []value{{"TIOCSTI", tiocsti}, {"TIOCLINUX", tioclinux}, {"TIOCSETD", tiocsetd}},
+			Values: []value{
+				{"TIOCSTI", tiocsti}, {"TIOCLINUX", tioclinux}, {"TIOCSETD", tiocsetd}, {"TIOCEXCL", tiocexcl},
+				{"KDSKBENT", kdskbent}, {"KDSKBSENT", kdskbsent}, {"KDSETKEYCODE", kdsetkeycode},
+			},
 		}},
 	},
 	{

@@ -41,6 +41,12 @@ func TestPolicyConstants(t *testing.T) {
 		{"TIOCSTI", tiocsti, unix.TIOCSTI},
 		{"TIOCLINUX", tioclinux, unix.TIOCLINUX},
 		{"TIOCSETD", tiocsetd, unix.TIOCSETD},
+		{"TIOCEXCL", tiocexcl, unix.TIOCEXCL},
+		// x/sys/unix lacks the KD* ioctls: linux/kd.h's values, _IO-style
+		// numbers that do not vary by architecture.
+		{"KDSKBENT", kdskbent, 0x4b47},
+		{"KDSKBSENT", kdskbsent, 0x4b49},
+		{"KDSETKEYCODE", kdsetkeycode, 0x4b4d},
 		{"AF_UNIX", afUnix, unix.AF_UNIX},
 		{"AF_INET", afInet, unix.AF_INET},
 		{"AF_INET6", afInet6, unix.AF_INET6},

@@ -40,7 +40,9 @@ func TestTableOptions(t *testing.T) {
 		"perf_event_open": "perf_event_open 298 - ALLOW *\n",
 		"ptrace":          "ptrace 101 - ERRNO(EPERM) *\n",
 		"keyctl":          "keyctl 250 - ERRNO(EPERM)\n",
-		"ioctl":           "ioctl 16 arg1 == TIOCSTI ERRNO(EPERM)\nioctl 16 arg1 == TIOCLINUX ERRNO(EPERM)\nioctl 16 arg1 == TIOCSETD ERRNO(EPERM)\nioctl 16 otherwise ALLOW\n",
+		"ioctl": "ioctl 16 arg1 == TIOCSTI ERRNO(EPERM)\nioctl 16 arg1 == TIOCLINUX ERRNO(EPERM)\nioctl 16 arg1 == TIOCSETD ERRNO(EPERM)\n" +
+			"ioctl 16 arg1 == TIOCEXCL ERRNO(EPERM)\nioctl 16 arg1 == KDSKBENT ERRNO(EPERM)\nioctl 16 arg1 == KDSKBSENT ERRNO(EPERM)\n" +
+			"ioctl 16 arg1 == KDSETKEYCODE ERRNO(EPERM)\nioctl 16 otherwise ALLOW\n",
 	} {
 		if rows[name] != want {
 			t.Errorf("rows for %s:\n%s\nwant:\n%s", name, rows[name], want)

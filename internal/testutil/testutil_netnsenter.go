@@ -27,7 +27,8 @@ func RootDir(t testing.TB) string {
 }
 
 // SetuidNetnsEnter builds the multicall binary with its whitelist in
-// sysconfdir (-X buildinfo.Sysconfdir), restricted to netns-enter
+// sysconfdir (-X buildinfo.Sysconfdir) and netns-enter's entry point,
+// restricted to netns-enter
 // (-tags netnsenter_only) unless full, and installs it as a setuid-root copy
 // (root:root 4755) named netns-enter in a fresh PublicDir. It returns the
 // copy's path.
@@ -44,8 +45,10 @@ func SetuidNetnsEnter(t testing.TB, sysconfdir string, full bool) string {
 		Missing(t, "%s is on a nosuid mount: cannot test a setuid binary there", dir)
 	}
 	bin := filepath.Join(dir, "netns-enter")
+	// -E: netns-enter's own entry point (applets/netns-enter/entry_linux.go),
+	// as the Makefile links it.
 	args := []string{"build", "-trimpath", "-o", bin,
-		"-ldflags", "-X github.com/claude-sandbox/claude-sandbox/internal/buildinfo.Sysconfdir=" + sysconfdir}
+		"-ldflags", "-E=_netnsenter_rt0 -X github.com/claude-sandbox/claude-sandbox/internal/buildinfo.Sysconfdir=" + sysconfdir}
 	if !full {
 		args = append(args, "-tags", "netnsenter_only")
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
-// assertNothingMade checks that a failed up of name left no trace and did
-// not leave the host's forwarding switched on.
+// assertNothingMade checks that a failed up of name left no trace and left
+// the host's forwarding as the world had it before (see setForward).
 func (w *world) assertNothingMade(name string, tableBefore bool) {
 	w.t.Helper()
 	w.assertGone(name)
@@ -22,8 +22,8 @@ func (w *world) assertNothingMade(name string, tableBefore bool) {
 		w.t.Errorf("firewall table present = %v after the failed up, want %v", got, tableBefore)
 	}
 	if !tableBefore {
-		if f := strings.TrimSpace(testutil.InNetns(w.t, w.host, "sysctl", "-n", "net.ipv4.ip_forward")); f != "0" {
-			w.t.Errorf("ip_forward = %s after the failed up, want 0 as before", f)
+		if f := w.readForward(); f != w.forward {
+			w.t.Errorf("ip_forward = %s after the failed up, want %s as before", f, w.forward)
 		}
 	}
 }
@@ -226,5 +226,26 @@ func TestNotRoot(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join("/run/netns", "agents")); err == nil {
 		t.Logf("note: /run/netns/agents exists on this machine (not made by this test)")
+	}
+}
+
+// TestFailedUpOnForwardingHost: on a host that already forwards (Docker, or
+// the product installed), a failed up leaves forwarding on; and a
+// successful up then down leaves it as it was.
+func TestFailedUpOnForwardingHost(t *testing.T) {
+	w := newWorld(t, stubResolv, "")
+	w.setForward("1")
+	ns := testutil.UniqueName("sf", 9)
+	ip(t, "-n", w.host, "link", "add", netcfg.HostVeth(ns), "type", "bridge")
+	want := "netns-setup: interface " + netcfg.HostVeth(ns) + " exists and is not a veth: it is not ours, remove it or use another namespace name\n"
+	if r := w.setup("up", ns); r.Code != 1 || r.Stderr != want {
+		t.Fatalf("up: %s\nwant exit 1, %q", r, want)
+	}
+	ip(t, "-n", w.host, "link", "del", netcfg.HostVeth(ns))
+	w.assertNothingMade(ns, false)
+	w.up(ns)
+	w.mustSetup("down", ns)
+	if f := w.readForward(); f != "1" {
+		t.Errorf("ip_forward = %s after up and down, want 1 as before", f)
 	}
 }

@@ -45,6 +45,7 @@ type world struct {
 	lock            string // --lock-file
 	extraArgs       []string
 	extraEnv        []string // for netns-setup, e.g. noNftablesEnv
+	forward         string   // net.ipv4.ip_forward of host as the test set it
 }
 
 func ip(t testing.TB, args ...string) {
@@ -97,7 +98,27 @@ func newWorld(t *testing.T, hostResolv, firewall string) *world {
 	ip(t, "-n", l, "link", "set", "eth0", "up")
 	ip(t, "-n", l, "route", "add", "default", "via", lanHost)
 	ip(t, "-n", h, "route", "add", metadata+"/32", "via", lanAddr)
+	// A new namespace inherits the machine's forwarding (on wherever Docker
+	// or the installed product runs): the world starts with it off, as a
+	// fresh host does, and says so.
+	w.setForward("0")
 	return w
+}
+
+// setForward sets net.ipv4.ip_forward in the world's host namespace and
+// records it as what a failed up must leave behind.
+func (w *world) setForward(v string) {
+	w.t.Helper()
+	testutil.InNetns(w.t, w.host, "sysctl", "-q", "-w", "net.ipv4.ip_forward="+v)
+	w.forward = w.readForward()
+	if w.forward != v {
+		w.t.Fatalf("ip_forward in %s = %s after setting it to %s", w.host, w.forward, v)
+	}
+}
+
+func (w *world) readForward() string {
+	w.t.Helper()
+	return strings.TrimSpace(testutil.InNetns(w.t, w.host, "sysctl", "-n", "net.ipv4.ip_forward"))
 }
 
 // setupCmd returns netns-setup ARGS run inside the host namespace.

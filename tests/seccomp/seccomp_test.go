@@ -64,6 +64,13 @@ var denied = []struct {
 	{"af_netlink", "ok", true},
 	{"personality-query", "ok", true},
 	{"tcgets", "ENOTTY", true}, // ioctl itself is allowed (stdin is not a terminal)
+	// Not a terminal, not a virtual console: the kernel says ENOTTY.
+	{"tiocexcl", "EPERM", false},
+	{"tiocexcl64", "EPERM", false},
+	{"kdskbent", "EPERM", false},
+	{"kdskbent64", "EPERM", false},
+	{"kdskbsent", "EPERM", false},
+	{"kdsetkeycode", "EPERM", false},
 }
 
 func deniedNames() []string {
@@ -156,6 +163,29 @@ func TestTerminalInjection(t *testing.T) {
 			if strings.TrimSpace(r.Stdout) != name+": ok" || queued != len("echo INJECTED\n") {
 				t.Errorf("without filter %s: %s, %d bytes queued; want ok and 14 bytes", name, r, queued)
 			}
+		}
+	})
+}
+
+// TestTerminalLock sets TIOCEXCL on the sandbox's terminal, which would
+// make every later open(2) of it fail with EBUSY (a new tab's shell, script,
+// the user's own tools): it fails with EPERM (also with the high bits of
+// the command set), and the terminal stays openable while the sandbox runs.
+func TestTerminalLock(t *testing.T) {
+	b := filteredBox(t)
+	script := progMount + "/probe tiocexcl tiocexcl64 tiocgexcl"
+	r, _ := onPty(t, b.Command(t, script))
+	want := []string{"tiocexcl: EPERM", "tiocexcl64: EPERM", "tiocgexcl: ok"}
+	if got := lines(r.Stdout); r.Code != 0 || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("%s on a pty: %s\nwant %q", b.Kind(), r, want)
+	}
+	// Control: without the filter the lock takes.
+	t.Run("control", func(t *testing.T) {
+		c := controlBox(t)
+		r, _ := onPty(t, c.Command(t, script))
+		want := []string{"tiocexcl: ok", "tiocexcl64: ok", "tiocgexcl: EBUSY"}
+		if got := lines(r.Stdout); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s on a pty: %s\nwant %q", c.Kind(), r, want)
 		}
 	})
 }

@@ -50,8 +50,10 @@ func runDoctor(t *testing.T, m *nspawn.Machine, user string) (map[string]doctorL
 // and the FAIL line with its fix when the helper loses its setuid bit.
 func doctorEndToEnd(t *testing.T, m *nspawn.Machine, user string) {
 	// The agent as claude-update lays it out: a versioned binary, the
-	// symlink, the recorded SHA-256.
-	m.MustRun(t, "sh", "-c", "cd /opt/claude/bin && mv claude claude.1.0.0 && ln -s claude.1.0.0 claude && sha256sum claude.1.0.0 >claude.1.0.0.sha256")
+	// symlink, and its record (SHA-256, size, source) in the state file.
+	m.MustRun(t, "sh", "-c", `cd /opt/claude/bin && mv claude claude.1.0.0 && ln -s claude.1.0.0 claude &&
+		sum=$(sha256sum claude.1.0.0 | cut -d' ' -f1) && size=$(stat -c %s claude.1.0.0) &&
+		printf '{"versions":{"1.0.0":{"sha256":"%s","size":%s,"source":"e2e"}},"highest":"1.0.0"}\n' "$sum" "$size" >.claude-update.state`)
 
 	lines, ok := runDoctor(t, m, user)
 	for name, l := range lines {
@@ -63,7 +65,7 @@ func doctorEndToEnd(t *testing.T, m *nspawn.Machine, user string) {
 			t.Errorf("doctor as %s: %s = %s %q (fix %q), want %s", user, name, l.Status, l.Message, l.Fix, want)
 		}
 	}
-	if !ok || len(lines) != 17 {
+	if !ok || len(lines) != 18 {
 		t.Errorf("doctor as %s: ok %v, %d lines", user, ok, len(lines))
 	}
 

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/io_uring.h>
+#include <linux/kd.h>
 #include <linux/userfaultfd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -94,6 +95,38 @@ static long run(const char *n) {
 	if (!strcmp(n, "tiocsetd")) {
 		int ldisc = 0; /* N_TTY */
 		return syscall(SYS_ioctl, 0, TIOCSETD, &ldisc);
+	}
+	if (!strcmp(n, "tiocexcl"))
+		return syscall(SYS_ioctl, 0, TIOCEXCL);
+	if (!strcmp(n, "tiocexcl64"))
+		return syscall(SYS_ioctl, 0, (unsigned long)TIOCEXCL | (1UL << 32));
+	if (!strcmp(n, "tiocgexcl")) { /* EBUSY: no one else could open it now */
+		int excl = 0;
+		long r = syscall(SYS_ioctl, 0, TIOCGEXCL, &excl);
+		if (r == 0 && excl) {
+			errno = EBUSY;
+			return -1;
+		}
+		return r;
+	}
+	/* The VT keymap: bind a key to a string that a shell would run. On
+	 * anything but a virtual console the kernel says ENOTTY. */
+	if (!strcmp(n, "kdskbent")) {
+		struct kbentry e = {.kb_table = 0, .kb_index = 59 /* F1 */, .kb_value = 0x0100 /* K_F1 */};
+		return syscall(SYS_ioctl, 0, KDSKBENT, &e);
+	}
+	if (!strcmp(n, "kdskbent64")) {
+		struct kbentry e = {.kb_table = 0, .kb_index = 59, .kb_value = 0x0100};
+		return syscall(SYS_ioctl, 0, (unsigned long)KDSKBENT | (1UL << 32), &e);
+	}
+	if (!strcmp(n, "kdskbsent")) {
+		struct kbsentry e = {.kb_func = 0};
+		strcpy((char *)e.kb_string, "echo INJECTED\n");
+		return syscall(SYS_ioctl, 0, KDSKBSENT, &e);
+	}
+	if (!strcmp(n, "kdsetkeycode")) {
+		struct kbkeycode k = {.scancode = 0xe001, .keycode = 59};
+		return syscall(SYS_ioctl, 0, KDSETKEYCODE, &k);
 	}
 	if (!strcmp(n, "tcgets")) {
 		char buf[64];

@@ -1,0 +1,212 @@
+package claude
+
+// Job control. The chain runs in a process group of its own, so that
+// kill(0, SIG) inside the sandbox reaches the chain only: never the
+// launcher, nor what shares the launcher's group (a pipeline peer, a
+// wrapper script, the IDE or CI job that started claude without job
+// control). On a terminal the launcher then does for the chain what a shell
+// does for a job: it lends it the terminal while it runs in the
+// foreground, takes it back when it stops or ends, and stops itself when
+// the chain stops (Ctrl-Z), so that the user's shell sees the job stop and
+// can continue it (fg, bg).
+//
+// bwrap --new-session is not used: a sandbox without a controlling
+// terminal gets no Ctrl-C, Ctrl-Z or SIGWINCH from it, and cannot open
+// /dev/tty. What the controlling terminal would give beyond that
+// (TIOCSTI, TIOCEXCL, ...) the seccomp filter denies, and what any holder of
+// the terminal's fds can change (modes, flow, size, exclusive mode) the
+// launcher puts back when the chain stops or ends.
+
+import (
+	"os"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// job is the chain: its head (systemd-run, netns-enter or bwrap, which exec
+// one another) leads the chain's process group. Its pid is signalled only
+// while the head is unreaped, so a signal never reaches a process or group
+// that reused the number.
+type job struct {
+	pid int // the head's pid, and the chain's process group
+	tty *terminal
+
+	mu     sync.Mutex
+	reaped bool
+}
+
+// becomeSubreaper makes the launcher the reaper of the chain's orphans: the
+// sandbox's pid 1 when bwrap dies before it (kill -KILL 0 inside). The
+// launcher waits for them (reapOrphans) before it puts the terminal back,
+// so that nothing of the sandbox runs, and changes the terminal, after.
+func becomeSubreaper() error {
+	return os.NewSyscallError("prctl PR_SET_CHILD_SUBREAPER", unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+}
+
+// reapOrphans waits until the launcher has no children left.
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-1, &ws, unix.WALL, nil)
+		if err != nil && err != syscall.EINTR {
+			return // ECHILD
+		}
+	}
+}
+
+// wait waits for the head of the chain to end, reaps it and returns its
+// status. When the head stops, the launcher stops too (see stopped).
+func (j *job) wait() (syscall.WaitStatus, error) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, j.pid, &info, unix.WEXITED|unix.WSTOPPED|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, os.NewSyscallError("waitid", err)
+		}
+		// Collect what waitid saw, under the lock that signal takes.
+		j.mu.Lock()
+		var ws syscall.WaitStatus
+		var pid int
+		for {
+			pid, err = syscall.Wait4(j.pid, &ws, syscall.WUNTRACED|syscall.WNOHANG, nil)
+			if err != syscall.EINTR {
+				break
+			}
+		}
+		if err == nil && pid == j.pid && !ws.Stopped() {
+			j.reaped = true
+		}
+		j.mu.Unlock()
+		switch {
+		case err != nil:
+			return 0, os.NewSyscallError("wait4", err)
+		case pid != j.pid:
+			// Continued before we looked: nothing to do.
+		case ws.Stopped():
+			j.stopped(ws.StopSignal())
+		default:
+			return ws, nil
+		}
+	}
+}
+
+// stopped handles a stop of the head of the chain. Ctrl-Z stops the chain
+// (the terminal's foreground group); the launcher takes the terminal back,
+// with its own modes, and stops its own group as the terminal would have,
+// so that the user's shell sees the job stop. Once the launcher is
+// continued (fg, bg), so is the chain, with the terminal if the launcher
+// has it. A chain that stopped because it touched the terminal from the
+// background (SIGTTIN, SIGTTOU) while the launcher is in the foreground is
+// given the terminal and continued.
+func (j *job) stopped(sig syscall.Signal) {
+	j.mu.Lock()
+	took := j.tty.reclaim(true)
+	j.mu.Unlock()
+	if took || (sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) || !j.tty.foreground() {
+		stopLauncher(sig)
+	}
+	j.resume()
+}
+
+// resume continues the chain, lending it the terminal first if the
+// launcher is in the foreground.
+func (j *job) resume() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.reaped {
+		return
+	}
+	j.tty.lend(j.pid)
+	syscall.Kill(-j.pid, syscall.SIGCONT)
+}
+
+// continued handles a SIGCONT of the launcher: a shell's fg of a job that
+// was running in the background gives the launcher the terminal, which it
+// passes on. When the chain has the terminal already, there is nothing to do.
+func (j *job) continued() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.reaped || j.tty.lent || !j.tty.foreground() {
+		return
+	}
+	j.tty.lend(j.pid)
+	syscall.Kill(-j.pid, syscall.SIGCONT)
+}
+
+// signal sends s to the head of the chain.
+func (j *job) signal(s syscall.Signal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.reaped {
+		syscall.Kill(j.pid, s)
+	}
+}
+
+// signalGroup sends s to the chain's process group.
+func (j *job) signalGroup(s syscall.Signal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.reaped {
+		syscall.Kill(-j.pid, s)
+	}
+}
+
+// forward passes the signals the launcher catches on to the chain. The
+// terminal's SIGINT, SIGQUIT and SIGWINCH reach the launcher only when its
+// group, not the chain's, is in the foreground, so none of them has
+// reached the chain by itself.
+func forward(sigs <-chan os.Signal, done <-chan struct{}, j *job) {
+	for {
+		select {
+		case <-done:
+			return
+		case s := <-sigs:
+			switch s {
+			case syscall.SIGCONT:
+				j.continued()
+			case syscall.SIGWINCH:
+				j.signalGroup(syscall.SIGWINCH)
+			default:
+				j.signal(s.(syscall.Signal))
+			}
+		}
+	}
+}
+
+// fatal reports whether the launcher passes s on as a request to end (the
+// others are about job control and the terminal).
+func fatal(s os.Signal) bool {
+	return s != syscall.SIGCONT && s != syscall.SIGWINCH
+}
+
+// stopLauncher stops the launcher's process group with sig (SIGTSTP,
+// SIGTTIN, SIGTTOU; SIGTSTP for any other), as the terminal would have
+// stopped it, and returns when the launcher is continued, or at once when
+// the kernel discards the stop (the signal ignored or blocked; an orphaned
+// process group, which no shell could continue).
+//
+// kill(0) leaves the signal pending for the whole process, for whichever
+// thread takes it; this thread could run on before the stop. So it takes
+// the signal itself if no other thread has yet, and sends it to itself:
+// a signal for this thread is handled before tgkill returns to user space.
+// If another thread took it first, the stop is under way already and this
+// thread stops on its way out of rt_sigtimedwait.
+func stopLauncher(sig syscall.Signal) {
+	if sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
+		sig = syscall.SIGTSTP
+	}
+	unix.Kill(0, sig)
+	var set unix.Sigset_t
+	set.Val[0] = 1 << (uint(sig) - 1)
+	var zero unix.Timespec
+	got, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), 0, uintptr(unsafe.Pointer(&zero)), 8, 0, 0)
+	if errno == 0 && syscall.Signal(got) == sig {
+		unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
+	}
+}

@@ -137,8 +137,8 @@ func netnsLauncher(t *testing.T, prefix, sysconfdir string) string {
 
 // TestE2EAgentLoopNetns: in a namespace with an allowlist, the agent
 // reaches its API under the allowed name, and a Bash tool call that
-// fetches an unlisted name (or the address behind it) fails in the tool
-// result and shows in netns-setup denials.
+// fetches an unlisted name (or the address behind it), and a WebFetch of
+// another, fail in the tool results and show in netns-setup denials.
 func TestE2EAgentLoopNetns(t *testing.T) {
 	s := loopSandbox(t)
 	for _, c := range []string{"ip", "nsenter", "curl"} {
@@ -147,6 +147,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	m := marker(t)
 	apiName := "api-" + m + ".test"
 	evilName := "evil-" + m + ".test"
+	webName := "web-" + m + ".test"
 
 	// The launcher with its prefix, sysconfdir and whitelist.
 	sysconf := filepath.Join(testutil.RootDir(t), "etc")
@@ -190,7 +191,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	loopIP(t, "-n", inet, "link", "set", "eth0", "up")
 	loopIP(t, "-n", host, "route", "add", "default", "via", loopInet)
 
-	auth := &loopAuth{zone: map[string]string{apiName + ".": loopAPIIP, evilName + ".": loopEvilIP}}
+	auth := &loopAuth{zone: map[string]string{apiName + ".": loopAPIIP, evilName + ".": loopEvilIP, webName + ".": loopEvilIP}}
 	var pc net.PacketConn
 	var tl net.Listener
 	if err := loopInNetns(inet, func() (err error) {
@@ -283,16 +284,25 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 			fakeapi.Bash("netns", "readlink /proc/self/ns/net; cat /etc/resolv.conf | grep ^nameserver"),
 			fakeapi.Bash("evilname", "curl -sS -m 20 http://"+evilName+"/ 2>&1; echo rc=$?"),
 			fakeapi.Bash("evilip", "curl -sS -m 20 http://"+loopEvilIP+"/ 2>&1; echo rc=$?"),
+			fakeapi.WebFetch("webfetch", "https://"+webName+"/", "what does the page say?"),
 		},
 		fakeapi.Turn{fakeapi.Text("Network checked " + m)},
 	)
 	api.StartOn(t, al)
 
 	proj := userProject(t, s, "proj")
+	// WebFetch asks claude.ai about the domain first unless told not to.
+	claudeDir := filepath.Join(s.Home, ".claude-home", ".claude")
+	mkUserDir(t, s, filepath.Dir(claudeDir))
+	if err := os.Chmod(filepath.Dir(claudeDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mkUserDir(t, s, claudeDir)
+	writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
 	s.Env = append(agentEnv(api),
 		fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", apiName, loopAPI),
 		"CLAUDE_SBX_NETNS="+name)
-	cmd := s.Command("-p", "look around", "--allowedTools", "Bash")
+	cmd := s.Command("-p", "look around", "--allowedTools", "Bash,WebFetch")
 	cmd.Dir = proj
 	r := testutil.RunCommand(t, cmd)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Network checked "+m) {
@@ -314,9 +324,13 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	if got := rs["evilip"].Content; !regexp.MustCompile(`^curl: \(7\) Failed to connect to `+regexp.QuoteMeta(loopEvilIP)+` port 80 .*\nrc=7$`).MatchString(got) || strings.Contains(got, "evil page") {
 		t.Errorf("curl of the unlisted name's address: %q, want curl's exit 7 (connection refused by the firewall)", got)
 	}
-	// The unlisted name never left the host; the API's name did.
-	if got := auth.names(); strings.Contains(got, "evil") || !strings.Contains(got, apiName) {
-		t.Errorf("the internet's DNS server was asked %q: want %s and never %s", got, apiName, evilName)
+	// WebFetch, fetching itself: an error from the resolver.
+	if got := rs["webfetch"]; !got.IsError || got.Content != "getaddrinfo EAI_AGAIN "+webName {
+		t.Errorf("WebFetch of an unlisted name: %+v, want the error getaddrinfo EAI_AGAIN %s", got, webName)
+	}
+	// The unlisted names never left the host; the API's name did.
+	if got := auth.names(); strings.Contains(got, "evil-") || strings.Contains(got, "web-") || !strings.Contains(got, apiName) {
+		t.Errorf("the internet's DNS server was asked %q: want %s and never %s or %s", got, apiName, evilName, webName)
 	}
 
 	// Both refusals are in the denial log (netns-dns writes the dropped
@@ -329,6 +343,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	})
 	for _, want := range []string{
 		"refused A " + evilName + ": allow with: domain " + evilName,
+		"refused A " + webName + ": allow with: domain " + webName,
 		"dropped tcp " + loopEvilIP + " port 80: allow with: allow " + loopEvilIP + " tcp 80",
 	} {
 		if !strings.Contains(log, want) {

@@ -303,10 +303,3 @@ pgrep -c -f "^sbx-$SBX_MARK"`
 		t.Errorf("the agent outlived the launcher: %v", left)
 	}
 }
-
-// TestE2EAgentLoopNetns will run the fake API in "the internet" namespace
-// under an allowlisted name and check that a WebFetch or curl to an
-// unlisted name fails and appears in `netns-setup denials`.
-func TestE2EAgentLoopNetns(t *testing.T) {
-	t.Skip("waiting for the egress allowlist: the fake API can already be served from a namespace (fakeapi.Server.StartOn)")
-}

@@ -1,0 +1,363 @@
+//go:build linux
+
+package claude_test
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/miekg/dns"
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil/fakeapi"
+)
+
+// The agent loop with the network namespace and the egress policy. The
+// test builds its own world of throwaway network namespaces, as
+// tests/network does: "the host" (br-netns 10.10.0.1/16, netns-dns on its
+// port 53, an uplink) and "the internet" behind it (an authoritative DNS
+// server, the fake API under an allowlisted name, and a web server no
+// allowed name resolves to). netns-setup, run in the host, makes the
+// sandbox's namespace /run/netns/NAME with its firewall and
+// /etc/netns/NAME/resolv.conf; the launcher, built with a prefix and a
+// sysconfdir of the test's own (a setuid netns-enter and its whitelist),
+// enters it as it does when installed. Everything is removed when the test
+// ends: the namespaces (and with them the world's tables, sysctls and
+// links), netns-dns, /etc/netns/NAME.
+
+// Addresses of the test's internet (TEST-NET-3, only inside its namespaces).
+const (
+	loopUplink = "203.0.113.1"  // the host's end of the uplink
+	loopInet   = "203.0.113.10" // the internet's router and DNS server
+	loopAPIIP  = "203.0.113.21" // the API's allowed name
+	loopEvilIP = "203.0.113.30" // an unlisted name
+	loopBridge = "10.10.0.1"
+	loopAPI    = 8080 // the API's port, on its domain line
+)
+
+// loopAuth is the internet's authoritative DNS server for the test's two
+// names; it records every name it is asked.
+type loopAuth struct {
+	zone  map[string]string // fqdn -> IPv4
+	mu    sync.Mutex
+	asked []string
+}
+
+func (a *loopAuth) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
+	name := strings.ToLower(q.Question[0].Name)
+	a.mu.Lock()
+	a.asked = append(a.asked, name)
+	a.mu.Unlock()
+	r := new(dns.Msg)
+	r.SetReply(q)
+	r.Authoritative = true
+	addr, ok := a.zone[name]
+	switch {
+	case !ok:
+		r.Rcode = dns.RcodeNameError
+	case q.Question[0].Qtype == dns.TypeA:
+		rr, _ := dns.NewRR(name + " 60 IN A " + addr)
+		r.Answer = append(r.Answer, rr)
+	}
+	w.WriteMsg(r)
+}
+
+func (a *loopAuth) names() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return strings.Join(a.asked, " ")
+}
+
+// loopInNetns runs f on a thread in namespace ns; the thread is thrown
+// away afterwards.
+func loopInNetns(ns string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		fd, err := unix.Open(nsname.Path(ns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer unix.Close(fd)
+		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+			errc <- err
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
+func loopIP(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// netnsLauncher builds the multicall binary with prefix and sysconfdir
+// baked in, and puts a setuid netns-enter (reading sysconfdir's whitelist)
+// at prefix/bin/netns-enter, where that launcher looks for it. It returns
+// the binary.
+func netnsLauncher(t *testing.T, prefix, sysconfdir string) string {
+	t.Helper()
+	enter := testutil.SetuidNetnsEnter(t, sysconfdir, false)
+	bin := filepath.Join(prefix, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link keeps the setuid copy's inode, owner and mode.
+	if err := os.Link(enter, filepath.Join(bin, "netns-enter")); err != nil {
+		t.Fatal(err)
+	}
+	multi := filepath.Join(bin, "claude-sandbox")
+	const bi = "github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	cmd := exec.Command("go", "build", "-trimpath", "-o", multi,
+		"-ldflags", "-X "+bi+".Prefix="+prefix+" -X "+bi+".Sysconfdir="+sysconfdir, "./cmd/multicall")
+	cmd.Dir = testutil.ModuleRoot(t)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v: %s", err, out)
+	}
+	return multi
+}
+
+// TestE2EAgentLoopNetns: in a namespace with an allowlist, the agent
+// reaches its API under the allowed name, and a Bash tool call that
+// fetches an unlisted name (or the address behind it), and a WebFetch of
+// another, fail in the tool results and show in netns-setup denials.
+func TestE2EAgentLoopNetns(t *testing.T) {
+	s := loopSandbox(t)
+	for _, c := range []string{"ip", "nsenter", "curl"} {
+		testutil.RequireCommand(t, c)
+	}
+	m := marker(t)
+	apiName := "api-" + m + ".test"
+	evilName := "evil-" + m + ".test"
+	webName := "web-" + m + ".test"
+
+	// The launcher with its prefix, sysconfdir and whitelist.
+	sysconf := filepath.Join(testutil.RootDir(t), "etc")
+	if err := os.Mkdir(sysconf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prefix := testutil.PublicDir(t)
+	multi := netnsLauncher(t, prefix, sysconf)
+	link := filepath.Join(s.LinkDir, "claude")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(multi, link); err != nil {
+		t.Fatal(err)
+	}
+	name := testutil.UniqueName("al", 12)
+	if err := os.WriteFile(filepath.Join(sysconf, "netns-enter"), []byte(name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The policy: an allowlist whose one name is the API's, on its port.
+	firewall := filepath.Join(sysconf, "netns-firewall.conf")
+	if err := os.WriteFile(firewall, []byte("policy allowlist\ndomain "+apiName+" tcp "+fmt.Sprint(loopAPI)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// The world: the host and the internet.
+	host, inet := testutil.Netns(t, "ah"), testutil.Netns(t, "ai")
+	for _, ns := range []string{host, inet} {
+		loopIP(t, "-n", ns, "link", "set", "lo", "up")
+	}
+	loopIP(t, "-n", host, "link", "add", "br-netns", "type", "bridge")
+	loopIP(t, "-n", host, "link", "set", "br-netns", "address", "02:00:5e:10:00:01")
+	loopIP(t, "-n", host, "address", "add", loopBridge+"/16", "dev", "br-netns")
+	loopIP(t, "-n", host, "link", "set", "br-netns", "up")
+	loopIP(t, "-n", host, "link", "add", "up0", "type", "veth", "peer", "name", "eth0", "netns", inet)
+	loopIP(t, "-n", host, "address", "add", loopUplink+"/24", "dev", "up0")
+	loopIP(t, "-n", host, "link", "set", "up0", "up")
+	for _, a := range []string{loopInet, loopAPIIP, loopEvilIP} {
+		loopIP(t, "-n", inet, "address", "add", a+"/24", "dev", "eth0")
+	}
+	loopIP(t, "-n", inet, "link", "set", "eth0", "up")
+	loopIP(t, "-n", host, "route", "add", "default", "via", loopInet)
+
+	auth := &loopAuth{zone: map[string]string{apiName + ".": loopAPIIP, evilName + ".": loopEvilIP, webName + ".": loopEvilIP}}
+	var pc net.PacketConn
+	var tl net.Listener
+	if err := loopInNetns(inet, func() (err error) {
+		if pc, err = net.ListenPacket("udp4", loopInet+":53"); err != nil {
+			return err
+		}
+		tl, err = net.Listen("tcp4", loopInet+":53")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, srv := range []*dns.Server{{PacketConn: pc, Handler: auth}, {Listener: tl, Handler: auth}} {
+		go srv.ActivateAndServe()
+		t.Cleanup(func() { srv.Shutdown() })
+	}
+	// The unlisted server answers anyone who gets through.
+	var el net.Listener
+	if err := loopInNetns(inet, func() (err error) { el, err = net.Listen("tcp4", loopEvilIP+":80"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	evil := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "evil page %s\n", m) })}
+	go evil.Serve(el)
+	t.Cleanup(func() { evil.Close() })
+
+	// netns-setup and netns-dns in the host, on the test's files; the
+	// sandbox's resolv.conf where the launcher reads it.
+	dir := testutil.PublicDir(t)
+	resolv := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(resolv, []byte("nameserver "+loopInet+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policyDir, logDir := filepath.Join(dir, "policy"), filepath.Join(dir, "log")
+	setup := func(args ...string) testutil.Result {
+		t.Helper()
+		full := append([]string{"--net=" + nsname.Path(host), "--", multi, "netns-setup",
+			"--firewall-config=" + firewall, "--host-resolv-conf=" + resolv,
+			"--lock-file=" + filepath.Join(dir, "lock"), "--policy-dir=" + policyDir,
+			"--log-dir=" + logDir, "--preset-dir=" + filepath.Join(dir, "presets")}, args...)
+		return testutil.RunCommand(t, exec.Command("nsenter", full...))
+	}
+	dnsCmd := exec.Command("nsenter", "--net="+nsname.Path(host), "--", multi, "netns-dns",
+		"--listen="+loopBridge+":53", "--policy-dir="+policyDir, "--log-dir="+logDir)
+	var dnsErr strings.Builder
+	dnsCmd.Stderr = &dnsErr
+	if err := dnsCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		dnsCmd.Process.Signal(syscall.SIGTERM)
+		dnsCmd.Wait()
+		if t.Failed() {
+			t.Logf("netns-dns:\n%s", dnsErr.String())
+		}
+	})
+	// /etc/netns is the launcher's; remove it afterwards if the test made it.
+	if _, err := os.Stat(nsname.EtcDir); os.IsNotExist(err) {
+		t.Cleanup(func() { os.Remove(nsname.EtcDir) })
+	}
+	t.Cleanup(func() {
+		if r := setup("down", name); r.Code != 0 {
+			t.Errorf("netns-setup down %s: %v", name, r)
+		}
+		for _, p := range []string{nsname.Path(name), filepath.Dir(nsname.ResolvConf(name))} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s is left after down", p)
+				exec.Command("umount", "-l", p).Run()
+				os.RemoveAll(p)
+			}
+		}
+	})
+	if r := setup("up", name); r.Code != 0 {
+		t.Fatalf("netns-setup up %s: %v", name, r)
+	}
+	nsInode := func() string {
+		var st syscall.Stat_t
+		if err := syscall.Stat(nsname.Path(name), &st); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("net:[%d]", st.Ino)
+	}()
+
+	// The API in the internet, under the allowed name.
+	var al net.Listener
+	if err := loopInNetns(inet, func() (err error) { al, err = net.Listen("tcp4", fmt.Sprintf("%s:%d", loopAPIIP, loopAPI)); return err }); err != nil {
+		t.Fatal(err)
+	}
+	api := fakeapi.New(
+		fakeapi.Turn{
+			fakeapi.Text("Checking the network."),
+			fakeapi.Bash("netns", "readlink /proc/self/ns/net; cat /etc/resolv.conf | grep ^nameserver"),
+			fakeapi.Bash("evilname", "curl -sS -m 20 http://"+evilName+"/ 2>&1; echo rc=$?"),
+			fakeapi.Bash("evilip", "curl -sS -m 20 http://"+loopEvilIP+"/ 2>&1; echo rc=$?"),
+			fakeapi.WebFetch("webfetch", "https://"+webName+"/", "what does the page say?"),
+		},
+		fakeapi.Turn{fakeapi.Text("Network checked " + m)},
+	)
+	api.StartOn(t, al)
+
+	proj := userProject(t, s, "proj")
+	// WebFetch asks claude.ai about the domain first unless told not to.
+	claudeDir := filepath.Join(s.Home, ".claude-home", ".claude")
+	mkUserDir(t, s, filepath.Dir(claudeDir))
+	if err := os.Chmod(filepath.Dir(claudeDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mkUserDir(t, s, claudeDir)
+	writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
+	s.Env = append(agentEnv(api),
+		fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", apiName, loopAPI),
+		"CLAUDE_SBX_NETNS="+name)
+	cmd := s.Command("-p", "look around", "--allowedTools", "Bash,WebFetch")
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Network checked "+m) {
+		t.Errorf("claude -p through the launcher in namespace %s: %v", name, r)
+	}
+	if strings.Contains(r.Stderr, "not using network namespacing") {
+		t.Errorf("the launcher did not enter the namespace: %s", r.Stderr)
+	}
+	rs := results(t, api, 2)
+	for id, res := range rs {
+		t.Logf("tool result %s (error %v): %q", id, res.IsError, res.Content)
+	}
+	if got, want := rs["netns"].Content, nsInode+"\nnameserver "+loopBridge; got != want {
+		t.Errorf("the Bash tool's namespace and resolver: %q, want %q (/run/netns/%s, netns-dns)", got, want, name)
+	}
+	if got, want := rs["evilname"].Content, "curl: (6) Could not resolve host: "+evilName+"\nrc=6"; got != want {
+		t.Errorf("curl of an unlisted name: %q, want %q", got, want)
+	}
+	if got := rs["evilip"].Content; !regexp.MustCompile(`^curl: \(7\) Failed to connect to `+regexp.QuoteMeta(loopEvilIP)+` port 80 .*\nrc=7$`).MatchString(got) || strings.Contains(got, "evil page") {
+		t.Errorf("curl of the unlisted name's address: %q, want curl's exit 7 (connection refused by the firewall)", got)
+	}
+	// WebFetch, fetching itself: an error from the resolver.
+	if got := rs["webfetch"]; !got.IsError || got.Content != "getaddrinfo EAI_AGAIN "+webName {
+		t.Errorf("WebFetch of an unlisted name: %+v, want the error getaddrinfo EAI_AGAIN %s", got, webName)
+	}
+	// The unlisted names never left the host; the API's name did.
+	if got := auth.names(); strings.Contains(got, "evil-") || strings.Contains(got, "web-") || !strings.Contains(got, apiName) {
+		t.Errorf("the internet's DNS server was asked %q: want %s and never %s or %s", got, apiName, evilName, webName)
+	}
+
+	// Both refusals are in the denial log (netns-dns writes the dropped
+	// packet as its nflog record arrives).
+	var log string
+	waitFor(t, "the dropped connection in netns-setup denials", func() bool {
+		r := setup("denials", name)
+		log = r.Stdout
+		return r.Code == 0 && strings.Contains(log, "dropped tcp "+loopEvilIP)
+	})
+	for _, want := range []string{
+		"refused A " + evilName + ": allow with: domain " + evilName,
+		"refused A " + webName + ": allow with: domain " + webName,
+		"dropped tcp " + loopEvilIP + " port 80: allow with: allow " + loopEvilIP + " tcp 80",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("netns-setup denials %s lacks %q:\n%s", name, want, log)
+		}
+	}
+	if strings.Contains(log, apiName) {
+		t.Errorf("netns-setup denials %s names the allowed API:\n%s", name, log)
+	}
+
+	// The control: the unlisted server answers from the host, where the
+	// sandbox's firewall does not apply.
+	ctl := testutil.RunCommand(t, exec.Command("nsenter", "--net="+nsname.Path(host), "--", "curl", "-sS", "-m", "20", "http://"+loopEvilIP+"/"))
+	if ctl.Stdout != "evil page "+m+"\n" {
+		t.Errorf("the unlisted server from the host: %v", ctl)
+	}
+}

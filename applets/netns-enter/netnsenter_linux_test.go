@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -338,6 +339,76 @@ func TestSetuidHappyPath(t *testing.T) {
 		r := run("GOMAXPROCS=9000")
 		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "runtime: failed to create new OS thread") {
 			t.Errorf("GOMAXPROCS=9000 with RLIMIT_NPROC %s: %s\nwant exit 2 and the runtime's failed to create new OS thread", limit, r)
+		}
+	})
+
+	t.Run("RLIMIT_SIGPENDING 0 does not hang it", func(t *testing.T) {
+		// Go's all-threads setresuid signals every thread with signal 33
+		// and waits until each has handled it; with the caller's
+		// RLIMIT_SIGPENDING at 0 the signal cannot be queued and it
+		// would wait for ever, root on one thread. RLIMIT_CPU ends such
+		// a spin (SIGKILL) without a wall-clock timeout.
+		cmd := e.user.Command(e.home, "prlimit", "--sigpending=0", "--cpu=10", e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		r := testutil.RunCommand(t, cmd)
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want || r.Stderr != "" {
+			t.Errorf("%s, want exit 0 and %q", r, want)
+		}
+	})
+
+	t.Run("the runtime's start as the caller cannot be traced", func(t *testing.T) {
+		// GODEBUG=inittrace=1 writes to stderr before main; a full pipe
+		// holds the process there, euid the caller's, saved uid root.
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+			t.Fatal(err)
+		}
+		r, w := os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+		defer r.Close()
+		for {
+			if _, err := unix.Write(p[1], make([]byte, 4096)); err == unix.EAGAIN {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := unix.SetNonblock(p[1], false); err != nil {
+			t.Fatal(err)
+		}
+		cmd := e.user.Command(e.home, e.bin, e.ok, "--", "true")
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		cmd.Env = append(cmd.Env, "GODEBUG=inittrace=1")
+		cmd.Stderr = w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		pid := cmd.Process.Pid
+		uid := strconv.Itoa(int(e.user.Uid))
+		held := fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid)
+		for i := 0; ; i++ {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			if strings.Contains(string(st), held) && strings.Contains(string(st), "State:\tS") {
+				break
+			}
+			if i == 3000 {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("netns-enter did not stop in its start with uids %q:\n%s", held, st)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		attack := underUser(t, e, "sh", "-c", `strace -p "$0" -o /dev/null; echo "strace $?"; for f in mem environ maps; do cat "/proc/$0/$f" >/dev/null || echo "$f refused"; done; ls "/proc/$0/fd" >/dev/null || echo "fd refused"`)
+		res := attack(strconv.Itoa(pid))
+		go io.Copy(io.Discard, r)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("netns-enter after the attack: %v", err)
+		}
+		want := fmt.Sprintf("strace: attach: ptrace(PTRACE_SEIZE, %[1]d): Operation not permitted\n"+
+			"cat: /proc/%[1]d/mem: Permission denied\ncat: /proc/%[1]d/environ: Permission denied\n"+
+			"cat: /proc/%[1]d/maps: Permission denied\nls: cannot open directory '/proc/%[1]d/fd': Permission denied\n", pid)
+		if res.Stdout != "strace 1\nmem refused\nenviron refused\nmaps refused\nfd refused\n" || res.Stderr != want {
+			t.Errorf("as the caller, against netns-enter in its start:\n%s\nwant every attempt refused:\n%s", res, want)
 		}
 	})
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -57,7 +56,7 @@ func enter(req request, whitelist string) error {
 	}
 	runtime.GOMAXPROCS(1)
 	if entryDropped == 1 {
-		if err := syscall.Setresuid(-1, 0, -1); err != nil {
+		if err := threadSetres(unix.SYS_SETRESUID, -1, 0, -1); err != nil {
 			return fmt.Errorf("take back root: %w", os.NewSyscallError("setresuid", err))
 		}
 	}
@@ -506,16 +505,36 @@ func readAll(fd int, path string, max int64) ([]byte, error) {
 	}
 }
 
-// drop sets all uids and gids to the real ones on every thread, keeps the
-// supplementary groups as they are, sets no_new_privs on this thread (the
-// one that execs), and verifies that root cannot be regained.
+// threadSetres calls setresuid or setresgid (nr) for the calling thread
+// only. Go's syscall.Setresuid acts on every thread by sending each a
+// real-time signal (33) and waiting until all have handled it; the caller's
+// RLIMIT_SIGPENDING (or its pending-signal queue, filled by its other
+// processes) can make that signal fail to queue (EAGAIN, which the runtime
+// ignores), and it would then wait for ever, with root on one thread. The
+// privileged work and the execve all run on the one locked thread, and the
+// others never regain root (the entry point set their euid to the caller's
+// before they existed; the threads the runtime makes later are cloned by
+// its template thread, not by a locked one).
+//
+// Preconditions: the OS thread is locked.
+func threadSetres(nr uintptr, r, e, s int) error {
+	if _, _, errno := unix.RawSyscall(nr, uintptr(r), uintptr(e), uintptr(s)); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// drop sets all uids and gids of this thread (the one that execs) to the
+// real ones, keeps the supplementary groups as they are, sets no_new_privs
+// on it, and verifies that root cannot be regained. The other threads keep
+// the caller's euid they had all along; execve ends them.
 //
 // Preconditions: the OS thread is locked.
 func drop(uid, gid int) error {
-	if err := syscall.Setresgid(gid, gid, gid); err != nil {
+	if err := threadSetres(unix.SYS_SETRESGID, gid, gid, gid); err != nil {
 		return os.NewSyscallError("setresgid", err)
 	}
-	if err := syscall.Setresuid(uid, uid, uid); err != nil {
+	if err := threadSetres(unix.SYS_SETRESUID, uid, uid, uid); err != nil {
 		return os.NewSyscallError("setresuid", err)
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {

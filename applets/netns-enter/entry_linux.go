@@ -53,8 +53,10 @@ const sigPerThreadSyscall = 33
 // ignoreSignals ignores again the signals the caller ignored, for the whole
 // process. Called first with all false, so that such a signal arriving while
 // netns-enter runs is ignored too (Go's handler would make it fatal), except
-// those the runtime still needs: sigPerThreadSyscall (ignored, the
-// setresuid calls would wait for ever) and SIGURG (preemption). Called again
+// those the runtime may still need: sigPerThreadSyscall (Go's all-threads
+// system calls wait for every thread to handle it; netns-enter changes its
+// credentials on its own thread only, but keeps the runtime's machinery
+// working) and SIGURG (preemption). Called again
 // with all true just before execve, which passes the dispositions on.
 // Signals Go handles that the caller did not ignore become the default on
 // execve, as they were. Raw system calls: the runtime must not know.

@@ -2,8 +2,10 @@ package netnsenter
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -338,6 +340,71 @@ func TestSetuidHappyPath(t *testing.T) {
 		r := run("GOMAXPROCS=9000")
 		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "runtime: failed to create new OS thread") {
 			t.Errorf("GOMAXPROCS=9000 with RLIMIT_NPROC %s: %s\nwant exit 2 and the runtime's failed to create new OS thread", limit, r)
+		}
+	})
+
+	t.Run("RLIMIT_SIGPENDING 0 does not hang it", func(t *testing.T) {
+		// Go's all-threads setresuid signals every thread with signal 33
+		// and waits until each has handled it; with the caller's
+		// RLIMIT_SIGPENDING at 0 the signal cannot be queued and it
+		// would wait for ever, root on one thread. RLIMIT_CPU ends such
+		// a spin (SIGKILL) without a wall-clock timeout.
+		cmd := e.user.Command(e.home, "prlimit", "--sigpending=0", "--cpu=10", e.bin, e.ok, "--", "readlink", "/proc/self/ns/net")
+		cmd.SysProcAttr.Credential.Groups = []uint32{}
+		r := testutil.RunCommand(t, cmd)
+		if want := fmt.Sprintf("net:[%d]\n", e.okIno); r.Code != 0 || r.Stdout != want || r.Stderr != "" {
+			t.Errorf("%s, want exit 0 and %q", r, want)
+		}
+	})
+
+	t.Run("the runtime's start as the caller cannot be traced", func(t *testing.T) {
+		// GODEBUG=inittrace=1 writes to stderr before main; a full pipe
+		// holds the process there, euid the caller's, saved uid root.
+		uid := strconv.Itoa(int(e.user.Uid))
+		pid, wait := e.startHeld(t, []string{"GODEBUG=inittrace=1"}, fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid), e.ok, "--", "true")
+		attack := underUser(t, e, "sh", "-c", `strace -p "$0" -o /dev/null; echo "strace $?"; for f in mem environ maps; do cat "/proc/$0/$f" >/dev/null || echo "$f refused"; done; ls "/proc/$0/fd" >/dev/null || echo "fd refused"`)
+		res := attack(strconv.Itoa(pid))
+		if err := wait(); err != nil {
+			t.Errorf("netns-enter after the attack: %v", err)
+		}
+		want := fmt.Sprintf("strace: attach: ptrace(PTRACE_SEIZE, %[1]d): Operation not permitted\n"+
+			"cat: /proc/%[1]d/mem: Permission denied\ncat: /proc/%[1]d/environ: Permission denied\n"+
+			"cat: /proc/%[1]d/maps: Permission denied\nls: cannot open directory '/proc/%[1]d/fd': Permission denied\n", pid)
+		if res.Stdout != "strace 1\nmem refused\nenviron refused\nmaps refused\nfd refused\n" || res.Stderr != want {
+			t.Errorf("as the caller, against netns-enter in its start:\n%s\nwant every attempt refused:\n%s", res, want)
+		}
+	})
+
+	t.Run("only the working thread holds root", func(t *testing.T) {
+		// The refusal is written to a full pipe from the locked thread
+		// while it is root: every other thread, however many the runtime
+		// made, must have the caller's euid.
+		uid := strconv.Itoa(int(e.user.Uid))
+		root := fmt.Sprintf("Uid:\t%s\t0\t0\t0\n", uid)
+		pid, wait := e.startHeld(t, []string{"GOMAXPROCS=64"}, root, e.prefix+"-nowl", "--", "true")
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rooted := 0
+		for _, p := range tasks {
+			st, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case strings.Contains(string(st), root):
+				rooted++
+			case !strings.Contains(string(st), fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid)):
+				t.Errorf("thread %s has unexpected ids:\n%s", p, st)
+			}
+		}
+		if rooted != 1 || len(tasks) < 2 {
+			t.Errorf("%d of %d threads have euid 0, want exactly 1", rooted, len(tasks))
+		}
+		var ee *exec.ExitError
+		if err := wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("netns-enter: %v, want exit 1", err)
 		}
 	})
 
@@ -739,6 +806,55 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		t.Errorf("only %d hostile inputs ran, want at least 25", count)
 	}
 	t.Logf("%d hostile inputs", count)
+}
+
+// startHeld starts the setuid copy as the test user without groups, with
+// extraEnv, and its stderr a full pipe, so that its first write there
+// blocks; it waits until /proc/PID/status contains status. It returns the
+// pid and a function that drains the pipe and waits for the process.
+func (e *env) startHeld(t *testing.T, extraEnv []string, status string, args ...string) (int, func() error) {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	r, w := os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+	t.Cleanup(func() { r.Close() })
+	for {
+		if _, err := unix.Write(p[1], make([]byte, 4096)); err == unix.EAGAIN {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := unix.SetNonblock(p[1], false); err != nil {
+		t.Fatal(err)
+	}
+	cmd := e.user.Command(e.home, e.bin, args...)
+	cmd.SysProcAttr.Credential.Groups = []uint32{}
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	pid := cmd.Process.Pid
+	for i := 0; ; i++ {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if strings.Contains(string(st), status) && strings.Contains(string(st), "State:\tS") {
+			break
+		}
+		if i == 3000 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("netns-enter did not block with %q:\n%s", status, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return pid, func() error {
+		go io.Copy(io.Discard, r)
+		return cmd.Wait()
+	}
 }
 
 func contains(list []string, s string) bool {

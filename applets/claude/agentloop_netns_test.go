@@ -10,14 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/miekg/dns"
-	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
@@ -78,27 +76,6 @@ func (a *loopAuth) names() string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return strings.Join(a.asked, " ")
-}
-
-// loopInNetns runs f on a thread in namespace ns; the thread is thrown
-// away afterwards.
-func loopInNetns(ns string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		fd, err := unix.Open(nsname.Path(ns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
 }
 
 func loopIP(t *testing.T, args ...string) {
@@ -194,7 +171,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	auth := &loopAuth{zone: map[string]string{apiName + ".": loopAPIIP, evilName + ".": loopEvilIP, webName + ".": loopEvilIP}}
 	var pc net.PacketConn
 	var tl net.Listener
-	if err := loopInNetns(inet, func() (err error) {
+	if err := testutil.InNetnsThread(inet, func() (err error) {
 		if pc, err = net.ListenPacket("udp4", loopInet+":53"); err != nil {
 			return err
 		}
@@ -209,7 +186,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	}
 	// The unlisted server answers anyone who gets through.
 	var el net.Listener
-	if err := loopInNetns(inet, func() (err error) { el, err = net.Listen("tcp4", loopEvilIP+":80"); return err }); err != nil {
+	if err := testutil.InNetnsThread(inet, func() (err error) { el, err = net.Listen("tcp4", loopEvilIP+":80"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	evil := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "evil page %s\n", m) })}
@@ -275,7 +252,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 
 	// The API in the internet, under the allowed name.
 	var al net.Listener
-	if err := loopInNetns(inet, func() (err error) { al, err = net.Listen("tcp4", fmt.Sprintf("%s:%d", loopAPIIP, loopAPI)); return err }); err != nil {
+	if err := testutil.InNetnsThread(inet, func() (err error) { al, err = net.Listen("tcp4", fmt.Sprintf("%s:%d", loopAPIIP, loopAPI)); return err }); err != nil {
 		t.Fatal(err)
 	}
 	api := fakeapi.New(

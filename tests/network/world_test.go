@@ -10,12 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/dns/dnsmessage"
-	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -179,24 +177,7 @@ func sandboxAddr(t testing.TB, name string) netip.Addr {
 }
 
 // inNetns runs f on a thread in namespace ns; the thread is thrown away.
-func inNetns(ns string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with us
-		fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer unix.Close(fd)
-		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-			errc <- err
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
-}
+func inNetns(ns string, f func() error) error { return testutil.InNetnsThread(ns, f) }
 
 // serveHTTP serves "BODY from REMOTE-IP" on addr in namespace ns.
 func serveHTTP(t testing.TB, ns, addr, body string) {

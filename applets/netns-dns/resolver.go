@@ -27,6 +27,14 @@ const DefaultPinFloor = 5 * time.Minute
 // upstreamTimeout bounds one upstream query.
 const upstreamTimeout = 3 * time.Second
 
+// maxInflight is how many queries of one namespace may wait for the
+// upstream at once; more get SERVFAIL at once. Each holds a socket and a
+// goroutine until the upstream answers or times out, and netns-dns serves
+// every namespace: without a bound, one sandbox asking names whose server
+// never answers would use up its files and memory, and every sandbox would
+// lose DNS.
+const maxInflight = 64
+
 // Pinner puts addresses into a namespace table's pin set.
 type Pinner interface {
 	Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error
@@ -61,6 +69,9 @@ type Resolver struct {
 type namespace struct {
 	policy netcfg.Policy
 	raw    []byte
+
+	// inflight holds a token per query waiting for the upstream.
+	inflight chan struct{}
 
 	mu sync.Mutex
 	// pinned: until when each (set, address) is pinned, so that repeated
@@ -101,7 +112,7 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 		}
 		ns := old[p.Name]
 		if ns == nil || string(ns.raw) != string(raw) {
-			ns = &namespace{policy: p, raw: raw, pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
+			ns = &namespace{policy: p, raw: raw, inflight: make(chan struct{}, maxInflight), pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
 		}
 		next[p.Addr] = ns
 	}
@@ -145,6 +156,12 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 		return reply(q, dns.RcodeRefused)
 	}
 	p := &ns.policy
+	select {
+	case ns.inflight <- struct{}{}:
+		defer func() { <-ns.inflight }()
+	default:
+		return reply(q, dns.RcodeServerFailure) // too many of this namespace's queries wait already
+	}
 	if p.Mode == "open" {
 		return r.forward(ctx, p, q, q)
 	}

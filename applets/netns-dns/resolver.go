@@ -167,7 +167,11 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	}
 	question := q.Question[0]
 	name := strings.ToLower(question.Name)
-	sets, pattern := ns.allowed(name, r.clock())
+	var sets []string
+	pattern := ""
+	if hostName(name) {
+		sets, pattern = ns.allowed(name, r.clock())
+	}
 	if sets == nil || question.Qclass != dns.ClassINET {
 		r.Log.Refused(p.Name, question)
 		return reply(q, dns.RcodeRefused)
@@ -195,6 +199,21 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	resp.Answer = r.pinChain(ns, name, pattern, sets, resp.Answer)
 	resp.Ns, resp.Extra = nil, nil
 	return resp
+}
+
+// hostName reports whether name (lower case, as miekg/dns writes it) has
+// only the bytes of host names: letters, digits, - and _ in its labels.
+// Anything else is written with a backslash, and a name whose label holds
+// a dot (x.evil\.example.com: the labels x, "evil.example" and com) would
+// read as if it were below example.com while it is below com.
+func hostName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // allowed returns the pin sets of name (nil if it is not allowed) and the

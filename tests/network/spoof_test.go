@@ -82,3 +82,30 @@ func TestSpoofedFromLAN(t *testing.T) {
 		t.Fatalf("a query from the LAN with %s's address reached netns-dns:\n%s", a, got)
 	}
 }
+
+// TestForgeFromSandbox: the namespace tables tell sandboxes apart by
+// source address, and netns-dns its clients. An unprivileged program in a
+// sandbox cannot send from another address: IP_FREEBIND lets it bind one,
+// but the kernel routes only its own (ENETUNREACH), and raw sockets and
+// IP_TRANSPARENT need capabilities it lacks.
+func TestForgeFromSandbox(t *testing.T) {
+	w := newPolicyWorld(t, allowlistConf, 0)
+	if err := os.WriteFile(filepath.Join(w.presetDir, "web"), []byte("allowed.test\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, b := testutil.UniqueName("fa", 9), testutil.UniqueName("fb", 9)
+	w.up(a)
+	w.up(b)
+	bAddr := sandboxAddr(t, b).String()
+	e := newEnterer(t, a)
+	res := e.probe(t, a, probeSpec{Checks: []check{
+		{Name: "dns as b", Kind: "forge-udp", Host: bAddr, Addr: gateway + ":53"},
+		{Name: "dns as b over tcp", Kind: "forge-tcp", Host: bAddr, Addr: gateway + ":53"},
+		{Name: "internet as an unused address", Kind: "forge-tcp", Host: "10.10.250.250", Addr: evilIP + ":80"},
+	}})
+	for name, o := range res.Outcome {
+		if o != "network is unreachable" {
+			t.Errorf("%s: %s, want network is unreachable", name, o)
+		}
+	}
+}

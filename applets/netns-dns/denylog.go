@@ -40,7 +40,12 @@ type logBudget struct {
 // Refused logs a refused name.
 func (l *DenialLog) Refused(ns string, q dns.Question) {
 	name := strings.TrimSuffix(q.Name, ".")
-	l.write(ns, fmt.Sprintf("refused %s %s: allow with: domain %s", dns.TypeToString[q.Qtype], name, name))
+	if q.Qclass != dns.ClassINET {
+		// No domain line would allow it: do not suggest one.
+		l.write(ns, fmt.Sprintf("refused %s %s %s: only class IN is answered", dns.Class(q.Qclass), dns.Type(q.Qtype), name))
+		return
+	}
+	l.write(ns, fmt.Sprintf("refused %s %s: allow with: domain %s", dns.Type(q.Qtype), name, name))
 }
 
 // Dropped logs a dropped packet.

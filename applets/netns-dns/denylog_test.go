@@ -43,3 +43,23 @@ func TestDenialLogFlood(t *testing.T) {
 		t.Fatalf("%d lines, want %d", n, logBurst+2)
 	}
 }
+
+// TestDenialLogClassAndType: a query of another class than IN for an
+// allowed name is not logged as a name to allow, and a type without a
+// name shows as TYPEnnn.
+func TestDenialLogClassAndType(t *testing.T) {
+	r, _, _, dir := newTestResolver(t)
+	q := query("api.example.com.", dns.TypeA)
+	q.Question[0].Qclass = dns.ClassCHAOS
+	r.Answer(t.Context(), allowSrc, q)
+	r.Answer(t.Context(), allowSrc, query("evil.test.", 65280))
+	b, _ := os.ReadFile(filepath.Join(dir, "agents.log"))
+	for _, want := range []string{
+		"refused CH A api.example.com: only class IN is answered\n",
+		"refused TYPE65280 evil.test: allow with: domain evil.test\n",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("log lacks %q:\n%s", want, b)
+		}
+	}
+}

@@ -2,9 +2,11 @@ package netnsdns
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,5 +100,37 @@ func TestLimitListener(t *testing.T) {
 	fifth.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := fifth.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("connection over the limit after one closed: read %v, want EOF", err)
+	}
+}
+
+type failingUpstream struct{}
+
+func (failingUpstream) Exchange(context.Context, *dns.Msg, netip.AddrPort) (*dns.Msg, error) {
+	return nil, io.ErrUnexpectedEOF
+}
+
+// TestUpstreamErrorsLogged: a sandbox that makes the upstream fail (names
+// whose servers never answer) writes one journal line per namespace every
+// upstreamLogEvery, with the count of failures left out, not one per query.
+func TestUpstreamErrorsLogged(t *testing.T) {
+	r, _, _, _ := newTestResolver(t)
+	r.Upstream = failingUpstream{}
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	var lines []string
+	r.Logf = func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+	for i := 0; i < 1000; i++ {
+		if rc := r.Answer(context.Background(), allowSrc, query("x.example.com.", dns.TypeA)).Rcode; rc != dns.RcodeServerFailure {
+			t.Fatalf("rcode %s", dns.RcodeToString[rc])
+		}
+	}
+	now = now.Add(upstreamLogEvery)
+	r.Answer(context.Background(), allowSrc, query("x.example.com.", dns.TypeA))
+	want := []string{
+		"upstream of agents: unexpected EOF",
+		"upstream of agents: unexpected EOF (and 999 more failures since the last line)",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("journal lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

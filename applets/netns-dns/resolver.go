@@ -63,6 +63,46 @@ type Resolver struct {
 
 	mu  sync.RWMutex
 	nss map[netip.Addr]*namespace
+
+	failMu sync.Mutex
+	fails  map[string]*failLog
+}
+
+// upstreamLogEvery is how often a namespace's upstream failures reach the
+// journal: a sandbox asking names whose servers never answer fails a query
+// whenever one times out, and must not fill the journal with it.
+const upstreamLogEvery = 10 * time.Second
+
+type failLog struct {
+	last    time.Time
+	skipped int
+}
+
+// upstreamFailed logs a failed upstream query of namespace ns: the first,
+// then one line per upstreamLogEvery with the count of those in between.
+func (r *Resolver) upstreamFailed(ns string, err error) {
+	now := r.clock()
+	r.failMu.Lock()
+	if r.fails == nil {
+		r.fails = map[string]*failLog{}
+	}
+	f := r.fails[ns]
+	if f == nil {
+		f = &failLog{}
+		r.fails[ns] = f
+	} else if now.Sub(f.last) < upstreamLogEvery {
+		f.skipped++
+		r.failMu.Unlock()
+		return
+	}
+	skipped := f.skipped
+	f.last, f.skipped = now, 0
+	r.failMu.Unlock()
+	if skipped > 0 {
+		r.logf("upstream of %s: %v (and %d more failures since the last line)", ns, err, skipped)
+		return
+	}
+	r.logf("upstream of %s: %v", ns, err)
 }
 
 // namespace is one policy and what was learned answering under it.
@@ -368,7 +408,7 @@ func (r *Resolver) forward(ctx context.Context, p *netcfg.Policy, q, up *dns.Msg
 		resp.Question = q.Question
 		return resp
 	}
-	r.logf("upstream of %s: %v", p.Name, lastErr)
+	r.upstreamFailed(p.Name, lastErr)
 	return reply(q, dns.RcodeServerFailure)
 }
 

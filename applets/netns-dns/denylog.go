@@ -27,12 +27,25 @@ type DenialLog struct {
 	Dir string
 	now func() time.Time
 	mu  sync.Mutex
+	// budget of each namespace (see logBurst).
+	budget map[string]*logBudget
+}
+
+type logBudget struct {
+	tokens  float64
+	last    time.Time
+	skipped int
 }
 
 // Refused logs a refused name.
 func (l *DenialLog) Refused(ns string, q dns.Question) {
 	name := strings.TrimSuffix(q.Name, ".")
-	l.write(ns, fmt.Sprintf("refused %s %s: allow with: domain %s", dns.TypeToString[q.Qtype], name, name))
+	if q.Qclass != dns.ClassINET {
+		// No domain line would allow it: do not suggest one.
+		l.write(ns, fmt.Sprintf("refused %s %s %s: only class IN is answered", dns.Class(q.Qclass), dns.Type(q.Qtype), name))
+		return
+	}
+	l.write(ns, fmt.Sprintf("refused %s %s: allow with: domain %s", dns.Type(q.Qtype), name, name))
 }
 
 // Dropped logs a dropped packet.
@@ -52,9 +65,32 @@ func (l *DenialLog) write(ns, what string) {
 	if l.now != nil {
 		now = l.now
 	}
-	line := now().UTC().Format(time.RFC3339) + " " + what + "\n"
+	t := now()
+	stamp := t.UTC().Format(time.RFC3339) + " "
+	line := stamp + what + "\n"
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.budget == nil {
+		l.budget = map[string]*logBudget{}
+	}
+	b := l.budget[ns]
+	if b == nil {
+		b = &logBudget{tokens: logBurst, last: t}
+		l.budget[ns] = b
+	}
+	if d := t.Sub(b.last); d > 0 {
+		b.tokens = min(logBurst, b.tokens+d.Seconds()*logRate)
+		b.last = t
+	}
+	if b.tokens < 1 {
+		b.skipped++
+		return
+	}
+	b.tokens--
+	if b.skipped > 0 {
+		line = fmt.Sprintf("%s%d more denials not logged (at most %d a second)\n", stamp, b.skipped, logRate) + line
+		b.skipped = 0
+	}
 	path := filepath.Join(l.Dir, ns+".log")
 	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(line)) > maxLogSize {
 		os.Rename(path, path+".1")
@@ -66,3 +102,13 @@ func (l *DenialLog) write(ns, what string) {
 	f.WriteString(line)
 	f.Close()
 }
+
+// Denials a namespace may log: logBurst at once, then logRate a second;
+// more are counted and the count logged with the next line that may be.
+// Without a limit, a sandbox could rotate its log away in a second of
+// refused names and hide what it did before; with it, the two files hold
+// at least the last half hour.
+const (
+	logBurst = 100
+	logRate  = 10
+)

@@ -27,6 +27,14 @@ const DefaultPinFloor = 5 * time.Minute
 // upstreamTimeout bounds one upstream query.
 const upstreamTimeout = 3 * time.Second
 
+// maxInflight is how many queries of one namespace may wait for the
+// upstream at once; more get SERVFAIL at once. Each holds a socket and a
+// goroutine until the upstream answers or times out, and netns-dns serves
+// every namespace: without a bound, one sandbox asking names whose server
+// never answers would use up its files and memory, and every sandbox would
+// lose DNS.
+const maxInflight = 64
+
 // Pinner puts addresses into a namespace table's pin set.
 type Pinner interface {
 	Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error
@@ -55,12 +63,55 @@ type Resolver struct {
 
 	mu  sync.RWMutex
 	nss map[netip.Addr]*namespace
+
+	failMu sync.Mutex
+	fails  map[string]*failLog
+}
+
+// upstreamLogEvery is how often a namespace's upstream failures reach the
+// journal: a sandbox asking names whose servers never answer fails a query
+// whenever one times out, and must not fill the journal with it.
+const upstreamLogEvery = 10 * time.Second
+
+type failLog struct {
+	last    time.Time
+	skipped int
+}
+
+// upstreamFailed logs a failed upstream query of namespace ns: the first,
+// then one line per upstreamLogEvery with the count of those in between.
+func (r *Resolver) upstreamFailed(ns string, err error) {
+	now := r.clock()
+	r.failMu.Lock()
+	if r.fails == nil {
+		r.fails = map[string]*failLog{}
+	}
+	f := r.fails[ns]
+	if f == nil {
+		f = &failLog{}
+		r.fails[ns] = f
+	} else if now.Sub(f.last) < upstreamLogEvery {
+		f.skipped++
+		r.failMu.Unlock()
+		return
+	}
+	skipped := f.skipped
+	f.last, f.skipped = now, 0
+	r.failMu.Unlock()
+	if skipped > 0 {
+		r.logf("upstream of %s: %v (and %d more failures since the last line)", ns, err, skipped)
+		return
+	}
+	r.logf("upstream of %s: %v", ns, err)
 }
 
 // namespace is one policy and what was learned answering under it.
 type namespace struct {
 	policy netcfg.Policy
 	raw    []byte
+
+	// inflight holds a token per query waiting for the upstream.
+	inflight chan struct{}
 
 	mu sync.Mutex
 	// pinned: until when each (set, address) is pinned, so that repeated
@@ -101,7 +152,7 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 		}
 		ns := old[p.Name]
 		if ns == nil || string(ns.raw) != string(raw) {
-			ns = &namespace{policy: p, raw: raw, pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
+			ns = &namespace{policy: p, raw: raw, inflight: make(chan struct{}, maxInflight), pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
 		}
 		next[p.Addr] = ns
 	}
@@ -145,12 +196,22 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 		return reply(q, dns.RcodeRefused)
 	}
 	p := &ns.policy
+	select {
+	case ns.inflight <- struct{}{}:
+		defer func() { <-ns.inflight }()
+	default:
+		return reply(q, dns.RcodeServerFailure) // too many of this namespace's queries wait already
+	}
 	if p.Mode == "open" {
 		return r.forward(ctx, p, q, q)
 	}
 	question := q.Question[0]
 	name := strings.ToLower(question.Name)
-	sets, pattern := ns.allowed(name, r.clock())
+	var sets []string
+	pattern := ""
+	if hostName(name) {
+		sets, pattern = ns.allowed(name, r.clock())
+	}
 	if sets == nil || question.Qclass != dns.ClassINET {
 		r.Log.Refused(p.Name, question)
 		return reply(q, dns.RcodeRefused)
@@ -178,6 +239,21 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	resp.Answer = r.pinChain(ns, name, pattern, sets, resp.Answer)
 	resp.Ns, resp.Extra = nil, nil
 	return resp
+}
+
+// hostName reports whether name (lower case, as miekg/dns writes it) has
+// only the bytes of host names: letters, digits, - and _ in its labels.
+// Anything else is written with a backslash, and a name whose label holds
+// a dot (x.evil\.example.com: the labels x, "evil.example" and com) would
+// read as if it were below example.com while it is below com.
+func hostName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // allowed returns the pin sets of name (nil if it is not allowed) and the
@@ -332,7 +408,7 @@ func (r *Resolver) forward(ctx context.Context, p *netcfg.Policy, q, up *dns.Msg
 		resp.Question = q.Question
 		return resp
 	}
-	r.logf("upstream of %s: %v", p.Name, lastErr)
+	r.upstreamFailed(p.Name, lastErr)
 	return reply(q, dns.RcodeServerFailure)
 }
 

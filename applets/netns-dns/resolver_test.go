@@ -237,3 +237,36 @@ func TestRefreshFirst(t *testing.T) {
 		t.Fatalf("query from a namespace not yet loaded: %s after %d refreshes, want NOERROR after 1", dns.RcodeToString[resp.Rcode], refreshed)
 	}
 }
+
+// TestEscapedLabels: a label holding a dot ("evil.example", written
+// evil\.example) makes the name read as if it ended in .example.com while
+// its labels are x, evil.example and com: a name under com, not under
+// example.com. Such names, and every other byte no host name has, are
+// refused and never forwarded.
+func TestEscapedLabels(t *testing.T) {
+	r, up, _, _ := newTestResolver(t)
+	for _, name := range []string{
+		`x.evil\.example.com.`,
+		`evil\.example.com.`,
+		`a\.api.example.com.`,
+		`x\000.example.com.`,
+		`x\ y.example.com.`,
+		`x\\.example.com.`,
+	} {
+		// The wire form, as a client sends it.
+		b, err := query(name, dns.TypeA).Pack()
+		if err != nil {
+			t.Fatalf("pack %s: %v", name, err)
+		}
+		q := new(dns.Msg)
+		if err := q.Unpack(b); err != nil {
+			t.Fatal(err)
+		}
+		if resp := r.Answer(context.Background(), allowSrc, q); resp.Rcode != dns.RcodeRefused {
+			t.Errorf("%s: %s, want REFUSED", name, dns.RcodeToString[resp.Rcode])
+		}
+	}
+	if len(up.asked) != 0 {
+		t.Fatalf("upstream asked %q", up.asked)
+	}
+}

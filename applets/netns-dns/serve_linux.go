@@ -59,7 +59,7 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 	}
 	servers := []*dns.Server{
 		{PacketConn: pc, Handler: r, UDPSize: 1232},
-		{Listener: ln, Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
+		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}
 	errc := make(chan error, len(servers)+1)
 	for _, s := range servers {
@@ -107,10 +107,13 @@ func (l *policyLoader) refresh(force bool) {
 	if !force && err == nil && st.ModTime().Equal(l.mtime) && l.last != nil {
 		return
 	}
+	files, rerr := readPolicies(l.dir)
+	if rerr != nil {
+		return // keep the policies (the next query or event tries again)
+	}
 	if err == nil {
 		l.mtime = st.ModTime()
 	}
-	files := readPolicies(l.dir)
 	same := l.last != nil && len(files) == len(l.last)
 	for k, v := range files {
 		same = same && l.last[k] == string(v)

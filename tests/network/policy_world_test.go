@@ -56,6 +56,9 @@ func (a *authServer) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	a.asked = append(a.asked, name)
 	delay := a.delay
 	a.mu.Unlock()
+	if strings.HasSuffix(name, ".hang.wild.test.") {
+		return // a server that never answers: each query holds netns-dns until its timeout
+	}
 	time.Sleep(delay)
 	zone := map[string][]string{
 		"allowed.test.": {"allowed.test. 60 IN A " + allowedIP},
@@ -123,6 +126,13 @@ type policyWorld struct {
 // starts netns-dns with pinFloor (0: its default).
 func newPolicyWorld(t *testing.T, firewall string, pinFloor time.Duration) *policyWorld {
 	t.Helper()
+	return newPolicyWorldLimit(t, firewall, pinFloor, 0)
+}
+
+// newPolicyWorldLimit is newPolicyWorld with netns-dns limited to nofile
+// open files (0: no limit of its own).
+func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, nofile int) *policyWorld {
+	t.Helper()
 	w := &policyWorld{world: newWorld(t, "nameserver "+inetAddr+"\n", firewall), auth: &authServer{}, other: &authServer{}, udpSeen: make(chan string, 16)}
 	// A fixed bridge address, as systemd-networkd gives it: a bridge made
 	// by ip link takes the lowest of its ports' addresses, which changes as
@@ -167,13 +177,18 @@ func newPolicyWorld(t *testing.T, firewall string, pinFloor time.Duration) *poli
 	if pinFloor > 0 {
 		args = append(args, "--pin-floor="+pinFloor.String())
 	}
-	cmd := exec.Command("nsenter", args...)
+	if nofile > 0 {
+		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "nsenter"}, args...)
+	} else {
+		args = append([]string{"nsenter"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	w.dnsPid = cmd.Process.Pid // nsenter execs it: no fork for a network namespace
+	w.dnsPid = cmd.Process.Pid // prlimit and nsenter exec it: no fork for a network namespace
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
 			cmd.Process.Signal(syscall.SIGQUIT)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -111,8 +112,46 @@ func runCheck(c check, resolvConf string) string {
 			return classify(err)
 		}
 		return "ok: " + strings.Join(addrs, ",")
+	case "forge-udp", "forge-tcp":
+		return forge(c)
 	}
 	return "error: unknown kind " + c.Kind
+}
+
+// forge sends to Addr (UDP) or connects to it (TCP) from the address Host,
+// which is not the sandbox's own, as an unprivileged program can try:
+// IP_FREEBIND lets it bind any address. It returns "sent", "connected" or
+// the errno.
+func forge(c check) string {
+	typ := syscall.SOCK_DGRAM
+	if c.Kind == "forge-tcp" {
+		typ = syscall.SOCK_STREAM
+	}
+	fd, err := syscall.Socket(syscall.AF_INET, typ, 0)
+	if err != nil {
+		return "socket: " + err.Error()
+	}
+	defer syscall.Close(fd)
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_IP, syscall.IP_FREEBIND, 1); err != nil {
+		return "freebind: " + err.Error()
+	}
+	sa := func(hostport string) *syscall.SockaddrInet4 {
+		ap := netip.MustParseAddrPort(hostport)
+		return &syscall.SockaddrInet4{Addr: ap.Addr().As4(), Port: int(ap.Port())}
+	}
+	if err := syscall.Bind(fd, sa(c.Host+":0")); err != nil {
+		return "bind: " + err.Error()
+	}
+	if typ == syscall.SOCK_DGRAM {
+		if err := syscall.Sendto(fd, []byte("forged"), 0, sa(c.Addr)); err != nil {
+			return err.Error()
+		}
+		return "sent"
+	}
+	if err := syscall.Connect(fd, sa(c.Addr)); err != nil {
+		return err.Error()
+	}
+	return "connected"
 }
 
 func firstNameserver(path string) (string, error) {

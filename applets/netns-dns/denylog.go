@@ -95,7 +95,7 @@ func (l *DenialLog) write(ns, what string) {
 	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(line)) > maxLogSize {
 		os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return
 	}

@@ -32,7 +32,7 @@ func serve(ctx context.Context, o options, stdio cli.Stdio) error {
 		return fmt.Errorf("nftables: %w", err)
 	}
 	defer pinner.Close()
-	if err := os.MkdirAll(o.logDir, 0o755); err != nil {
+	if err := os.MkdirAll(o.logDir, 0o750); err != nil {
 		return fmt.Errorf("denial log: %w", err)
 	}
 	denials := &DenialLog{Dir: o.logDir}

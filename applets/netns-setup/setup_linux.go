@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +54,9 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err e
 		return err
 	}
 	resolvers := netcfg.Resolvers(hostResolv, fw.Resolvers, cfg.Gateway())
-	tableResolvers := resolvers
+	// A loopback resolver line is netns-dns's upstream on the host (only
+	// with a policy line): no rule for the sandboxes to reach it.
+	tableResolvers := slices.DeleteFunc(slices.Clone(resolvers), netip.Addr.IsLoopback)
 	if fw.Policy != "" {
 		// netns-dns on the gateway, and only it.
 		resolvers = []netip.Addr{cfg.Gateway()}

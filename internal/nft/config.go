@@ -50,6 +50,7 @@ func ParseNamespaceConfig(file string, data []byte) (Config, error) {
 
 func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 	var c Config
+	loopbackLine := 0 // the first resolver line naming a loopback address
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -103,6 +104,9 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 					err = fmt.Errorf("resolver: more than %d resolvers (the C library ignores the rest)", maxResolvers)
 				}
 				c.Resolvers = append(c.Resolvers, r)
+				if r.IsLoopback() && loopbackLine == 0 {
+					loopbackLine = n
+				}
 			}
 		default:
 			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain or preset", f[0])
@@ -113,6 +117,12 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", file, err)
+	}
+	// With a policy line, resolver lines are netns-dns's upstreams, which
+	// it queries from the host: a loopback stub (systemd-resolved's) is
+	// fine. Without one the sandboxes query them themselves.
+	if loopbackLine > 0 && c.Policy == "" {
+		return Config{}, fmt.Errorf("%s:%d: resolver: without a policy line the sandboxes query the resolver themselves and cannot reach a loopback address: add policy open (or allowlist), so that netns-dns forwards to it", file, loopbackLine)
 	}
 	return c, nil
 }
@@ -194,8 +204,8 @@ func parseResolver(f []string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("resolver: %q is not an address", f[0])
 	case !a.Is4():
 		return netip.Addr{}, fmt.Errorf("resolver: %s is not IPv4: sandboxes have IPv4 only", a)
-	case a.IsLoopback() || a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return netip.Addr{}, fmt.Errorf("resolver: sandboxes cannot reach %s: name an address they can, such as the bridge's with a stub listener there", a)
+	case a.IsUnspecified() || a.IsMulticast() || a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return netip.Addr{}, fmt.Errorf("resolver: %s is not a DNS server's address", a)
 	}
 	return a, nil
 }

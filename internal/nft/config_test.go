@@ -20,6 +20,9 @@ func TestParseConfig(t *testing.T) {
 		{"network and port", "allow 10.1.0.0/16 tcp 443 # mirror\n", Config{Allow: []Allow{{Dest: netip.MustParsePrefix("10.1.0.0/16"), Proto: "tcp", PortLo: 443, PortHi: 443}}}},
 		{"range", "allow fd00::/8 udp 1000-2000", Config{Allow: []Allow{{Dest: netip.MustParsePrefix("fd00::/8"), Proto: "udp", PortLo: 1000, PortHi: 2000}}}},
 		{"resolvers", "resolver 192.168.1.53\nresolver 10.10.0.1\n", Config{Resolvers: []netip.Addr{netip.MustParseAddr("192.168.1.53"), netip.MustParseAddr("10.10.0.1")}}},
+		// With a policy, resolvers are netns-dns's upstreams on the host: a
+		// loopback stub is one.
+		{"loopback upstream", "policy allowlist\nresolver 127.0.0.53\n", Config{Policy: PolicyAllowlist, Resolvers: []netip.Addr{netip.MustParseAddr("127.0.0.53")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +58,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"port reversed", "allow 1.2.3.4 tcp 90-80", `f:1: allow: port "90-80": use a number from 1 to 65535 or a range LOW-HIGH`},
 		{"port open range", "allow 1.2.3.4 tcp 80-", `f:1: allow: port "80-": use a number from 1 to 65535 or a range LOW-HIGH`},
 		{"resolver v6", "resolver fd00::53", "f:1: resolver: fd00::53 is not IPv4: sandboxes have IPv4 only"},
-		{"resolver loopback", "resolver 127.0.0.53", "f:1: resolver: sandboxes cannot reach 127.0.0.53: name an address they can, such as the bridge's with a stub listener there"},
+		{"resolver loopback without policy", "allow 1.2.3.4\nresolver 127.0.0.53", "f:2: resolver: without a policy line the sandboxes query the resolver themselves and cannot reach a loopback address: add policy open (or allowlist), so that netns-dns forwards to it"},
+		{"resolver unspecified", "policy open\nresolver 0.0.0.0", "f:2: resolver: 0.0.0.0 is not a DNS server's address"},
 		{"resolver none", "resolver", "f:1: resolver: want 1 address, got 0 arguments"},
 		{"resolver word", "resolver dns", `f:1: resolver: "dns" is not an address`},
 		{"four resolvers", "resolver 1.1.1.1\nresolver 1.1.1.2\nresolver 1.1.1.3\nresolver 1.1.1.4\n", "f:4: resolver: more than 3 resolvers (the C library ignores the rest)"},

@@ -6,12 +6,6 @@ import (
 	"sync"
 )
 
-// maxConnsPerSource is how many TCP connections one address (one
-// namespace) may hold open to netns-dns; more are closed as they are
-// accepted. A client needs a few at once; each holds a file and a
-// goroutine until it times out, and netns-dns serves every namespace.
-const maxConnsPerSource = 32
-
 // limitListener closes the connections of an address that holds max
 // already.
 type limitListener struct {

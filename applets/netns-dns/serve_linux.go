@@ -18,6 +18,12 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
+// maxConnsPerSource is how many TCP connections one address (one
+// namespace) may hold open to netns-dns; more are closed as they are
+// accepted. A client needs a few at once; each holds a file and a
+// goroutine until it times out, and netns-dns serves every namespace.
+const maxConnsPerSource = 32
+
 // pollEvery is how often the policy directory is read again when inotify
 // says nothing (it does not exist yet, or the watch failed).
 const pollEvery = 2 * time.Second

@@ -211,8 +211,9 @@ func Build(s Spec) Ruleset {
 		Chains: []Chain{
 			{Name: chainInput, Base: &Base{Type: "filter", Hook: "input", Priority: "filter"}, Rules: []Rule{
 				// A sandbox's address from anywhere but the bridge is forged
-				// (netns-dns tells namespaces apart by it).
-				{Match: []Match{{Kind: MatchSAddr, Prefix: s.Subnet}, {Kind: MatchIIFName, Name: br, Not: true}}, Verdict: drop},
+				// (netns-dns tells namespaces apart by it); the host's own
+				// traffic to its bridge address comes in on lo.
+				{Match: []Match{{Kind: MatchSAddr, Prefix: s.Subnet}, {Kind: MatchIIFName, Name: br, Not: true}, {Kind: MatchIIFName, Name: "lo", Not: true}}, Verdict: drop},
 				{Match: []Match{{Kind: MatchIIFName, Name: br}}, Verdict: Verdict{Kind: Jump, Chain: chainSandboxIn}},
 			}},
 			{Name: chainSandboxIn, Rules: in},

@@ -413,6 +413,9 @@ type fileInfoID struct{ Dev, Ino uint64 }
 // checking it is an nsfs file of type nstype.
 func procNs(path string, nstype int) (fileInfoID, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return fileInfoID{}, fmt.Errorf("open %s: %w: netns-enter needs /proc (mount -t proc proc /proc)", path, err)
+	}
 	if err != nil {
 		return fileInfoID{}, &os.PathError{Op: "open", Path: path, Err: err}
 	}

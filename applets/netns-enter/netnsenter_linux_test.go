@@ -666,6 +666,19 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		}
 		check(t, 1, fmt.Sprintf("%s is not a network namespace", p), run, with(n)...)
 	})
+	t.Run("no /proc", func(t *testing.T) {
+		// A mount namespace of the test's own with an empty /proc: the
+		// checks of the caller's namespaces cannot be made, and it says
+		// what is missing.
+		noProc := func(args ...string) testutil.Result {
+			cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c",
+				`mount -t tmpfs none /proc && exec setpriv --reuid "$U" --regid "$G" --clear-groups "$@"`, "sh", e.bin}, args...)...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", fmt.Sprintf("U=%d", e.user.Uid), fmt.Sprintf("G=%d", e.user.Gid)}
+			cmd.Dir = e.home
+			return testutil.RunCommand(t, cmd)
+		}
+		check(t, 1, "open /proc/self/ns/user: no such file or directory: netns-enter needs /proc (mount -t proc proc /proc)", noProc, with(e.ok)...)
+	})
 	t.Run("target a bind of a uts namespace", func(t *testing.T) {
 		n := pfx + "-uts"
 		bindNs(t, "/proc/self/ns/uts", n)

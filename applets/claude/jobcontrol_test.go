@@ -190,6 +190,11 @@ func startPtyJobSpec(t *testing.T, s *testutil.Sandbox, spec jobSpec, args ...st
 		j.conn.Close()
 		j.shell.Process.Kill()
 		j.shell.Wait()
+		// The shell's own defers do not run when it is killed: end the
+		// bait here, so that no process of the test outlives it.
+		if j.bait > 0 {
+			syscall.Kill(j.bait, syscall.SIGKILL)
+		}
 	})
 	go func() {
 		buf := make([]byte, 4096)

@@ -8,16 +8,13 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -101,37 +98,8 @@ func officialLookalike(t *testing.T, f *fixture) (caFile, proxyURL string, hosts
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	var mu sync.Mutex
-	var seen []string
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodConnect {
-			http.Error(w, "CONNECT only", http.StatusMethodNotAllowed)
-			return
-		}
-		mu.Lock()
-		seen = append(seen, r.Host)
-		mu.Unlock()
-		up, err := net.Dial("tcp", srv.Listener.Addr().String())
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		conn, buf, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			up.Close()
-			return
-		}
-		conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
-		go func() { io.Copy(up, buf); up.Close() }()
-		io.Copy(conn, up)
-		conn.Close()
-	}))
-	t.Cleanup(proxy.Close)
-	return caFile, proxy.URL, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), seen...)
-	}
+	proxyURL, hosts = connectProxy(t, func(string) string { return srv.Listener.Addr().String() })
+	return caFile, proxyURL, hosts
 }
 
 // TestBinaryThroughProxy runs the shipped binary, whose release base and

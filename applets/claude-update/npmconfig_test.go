@@ -13,8 +13,9 @@ import (
 )
 
 // connectProxy is an HTTP proxy that tunnels CONNECT requests and records
-// the hosts asked for.
-func connectProxy(t *testing.T) (string, func() []string) {
+// the hosts asked for. It connects to the host asked for, or to where route
+// sends it when route is not nil.
+func connectProxy(t *testing.T, route func(host string) string) (string, func() []string) {
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -25,7 +26,11 @@ func connectProxy(t *testing.T) (string, func() []string) {
 		mu.Lock()
 		seen = append(seen, r.Host)
 		mu.Unlock()
-		up, err := net.Dial("tcp", r.Host)
+		target := r.Host
+		if route != nil {
+			target = route(r.Host)
+		}
+		up, err := net.Dial("tcp", target)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -123,7 +128,7 @@ func TestNpmTLSSettings(t *testing.T) {
 }
 
 func TestNpmProxySettings(t *testing.T) {
-	proxy, seen := connectProxy(t)
+	proxy, seen := connectProxy(t, nil)
 	tests := []struct {
 		name, npmrc string
 		env         map[string]string

@@ -51,7 +51,7 @@ uninstall-netns-enter:
 	fi
 
 test-netns-enter:
-	$(GO) test $(TESTFLAGS) ./applets/netns-enter/... ./internal/nsname/... ./internal/dispatch/...
+	$(GO) test $(TESTFLAGS) ./applets/netns-enter/... ./internal/nsname/... ./internal/multicall/...
 
 fuzz-netns-enter:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netns-enter

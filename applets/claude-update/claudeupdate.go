@@ -22,15 +22,15 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 	"github.com/claude-sandbox/claude-sandbox/internal/download"
-	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
 // Applet is the claude-update applet.
-var Applet = cli.Applet{Name: "claude-update", Run: run}
+var Applet = multicall.Applet{Name: "claude-update", Run: run}
 
 // env is what the applet takes from its surroundings. Only tests build one
 // other than defaultEnv: in particular the release base, key URL and
@@ -81,7 +81,7 @@ func npmHome() string {
 	return os.Getenv("HOME")
 }
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	ctx, stop := withSignals(ctx)
 	defer stop()
 	err := runEnv(ctx, args, stdio, defaultEnv())
@@ -120,12 +120,12 @@ func interrupted(ctx context.Context, err error) error {
 	if err == nil || !errors.As(context.Cause(ctx), &ie) {
 		return err
 	}
-	return &cli.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%v; temporary files removed, nothing changed", ie)}
+	return &multicall.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%v; temporary files removed, nothing changed", ie)}
 }
 
-func runEnv(ctx context.Context, args []string, stdio cli.Stdio, e env) error {
+func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) error {
 	f, err := parseFlags(args, stdio)
-	if errors.Is(err, kongcli.ErrHelp) {
+	if errors.Is(err, kongparse.ErrHelp) {
 		return nil
 	}
 	if err != nil {
@@ -136,7 +136,7 @@ func runEnv(ctx context.Context, args []string, stdio cli.Stdio, e env) error {
 		dirPath = v
 	}
 	if !filepath.IsAbs(dirPath) {
-		return cli.Usagef("CLAUDE_SBX_BINDIR=%s is not an absolute path", dirPath)
+		return multicall.Usagef("CLAUDE_SBX_BINDIR=%s is not an absolute path", dirPath)
 	}
 	d := bindir.New(filepath.Clean(dirPath))
 	d.Trusted = e.euid() == 0
@@ -360,7 +360,7 @@ func (u *updater) check(ctx context.Context, src source) error {
 		return nil
 	case !ok:
 		u.printf("%s is %s; nothing is installed in %s", u.f.Target, v, u.dir.Path)
-		return cli.Exit(checkExit)
+		return multicall.Exit(checkExit)
 	case cur == v:
 		u.printf("%s is current (%s)", v, u.f.Target)
 		return nil
@@ -374,7 +374,7 @@ func (u *updater) check(ctx context.Context, src source) error {
 	} else {
 		u.printf("%s is %s, newer than the current %s", u.f.Target, v, cur)
 	}
-	return cli.Exit(checkExit)
+	return multicall.Exit(checkExit)
 }
 
 func (u *updater) lock() error {

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
@@ -33,9 +33,9 @@ const description = `Fetch, verify and install the Claude Code agent binary into
 directory (CLAUDE_SBX_BINDIR, default /opt/claude/bin), switch the claude symlink
 atomically, and keep the previous version for --rollback.`
 
-func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
+func parseFlags(args []string, stdio multicall.Stdio) (*flags, error) {
 	var f flags
-	if err := kongcli.Parse(&f, &f.Help, "claude-update", description, args, stdio); err != nil {
+	if err := kongparse.Parse(&f, &f.Help, "claude-update", description, args, stdio); err != nil {
 		return nil, err
 	}
 	if err := f.validate(); err != nil {
@@ -47,26 +47,26 @@ func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
 func (f *flags) validate() error {
 	switch {
 	case (f.List || f.Rollback || f.Unhold) && f.Target != "":
-		return cli.Usagef("%s takes no channel or version", f.mode())
+		return multicall.Usagef("%s takes no channel or version", f.mode())
 	case f.Hold && release.IsChannel(f.Target):
-		return cli.Usagef("--hold takes a version such as 2.1.197 (or none, for the current one), not a channel")
+		return multicall.Usagef("--hold takes a version such as 2.1.197 (or none, for the current one), not a channel")
 	case f.Timeout <= 0:
-		return cli.Usagef("--timeout must be positive")
+		return multicall.Usagef("--timeout must be positive")
 	case f.Keep < 1:
-		return cli.Usagef("--keep must be at least 1")
+		return multicall.Usagef("--keep must be at least 1")
 	case f.Registry != "" && f.Source != "npm":
-		return cli.Usagef("--registry applies to --source npm")
+		return multicall.Usagef("--registry applies to --source npm")
 	case f.AllowUnsigned && f.Source != "release":
-		return cli.Usagef("--allow-unsigned applies to --source release")
+		return multicall.Usagef("--allow-unsigned applies to --source release")
 	case f.AllowUnsigned && (f.Target == "" || release.IsChannel(f.Target)):
-		return cli.Usagef("--allow-unsigned applies to a version given by name (such as 2.1.50), never to a channel")
+		return multicall.Usagef("--allow-unsigned applies to a version given by name (such as 2.1.50), never to a channel")
 	}
 	if f.Target == "" && !f.Hold {
 		f.Target = "latest"
 	}
 	if f.Target != "" && !release.IsChannel(f.Target) {
 		if _, err := release.ParseVersion(f.Target); err != nil {
-			return cli.Usagef("%q is neither a channel (%s) nor a version like 2.1.197", f.Target, strings.Join(release.Channels, ", "))
+			return multicall.Usagef("%q is neither a channel (%s) nor a version like 2.1.197", f.Target, strings.Join(release.Channels, ", "))
 		}
 	}
 	return nil

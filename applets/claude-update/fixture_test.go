@@ -28,7 +28,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -319,10 +319,10 @@ func (f *fixture) testEnv() env {
 func (f *fixture) run(args ...string) (string, string) {
 	f.t.Helper()
 	out, err := f.runErr(args...)
-	if err != nil && cli.Code(err) != cli.ExitFailure {
-		f.t.Fatalf("claude-update %s: exit code %d (%v), want 1", strings.Join(args, " "), cli.Code(err), err)
+	if err != nil && multicall.Code(err) != multicall.ExitFailure {
+		f.t.Fatalf("claude-update %s: exit code %d (%v), want 1", strings.Join(args, " "), multicall.Code(err), err)
 	}
-	return out, cli.Message(err)
+	return out, multicall.Message(err)
 }
 
 // runCode runs claude-update and returns stdout, the exit code and the
@@ -330,7 +330,7 @@ func (f *fixture) run(args ...string) (string, string) {
 func (f *fixture) runCode(args ...string) (string, int, string) {
 	f.t.Helper()
 	out, err := f.runErr(args...)
-	return out, cli.Code(err), cli.Message(err)
+	return out, multicall.Code(err), multicall.Message(err)
 }
 
 func (f *fixture) runErr(args ...string) (string, error) {
@@ -341,7 +341,7 @@ func (f *fixture) runErr(args ...string) (string, error) {
 // runErrTo is runErr with stderr (warnings) going to w.
 func (f *fixture) runErrTo(w io.Writer, args ...string) (string, error) {
 	var out bytes.Buffer
-	err := runEnv(context.Background(), args, cli.Stdio{In: strings.NewReader(""), Out: &out, Err: w}, f.testEnv())
+	err := runEnv(context.Background(), args, multicall.Stdio{In: strings.NewReader(""), Out: &out, Err: w}, f.testEnv())
 	return out.String(), err
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 func hashHex(b []byte) string {
@@ -15,7 +15,7 @@ func hashHex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func cliCode(err error) int { return cli.Code(err) }
+func cliCode(err error) int { return multicall.Code(err) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
 

@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 // Applet is the claude applet.
-var Applet = cli.Applet{Name: "claude", Run: run}
+var Applet = multicall.Applet{Name: "claude", Run: run}
 
 // Usage lists the launcher's own flags. Everything else is the agent's.
 const Usage = `usage: claude [SANDBOX FLAGS] [AGENT ARGS...]
@@ -58,7 +58,7 @@ func parseArgs(args []string) (options, error) {
 	var o options
 	set := func(m mode, flag string) error {
 		if o.mode != modeRun && o.mode != m {
-			return cli.Usagef("%s: conflicts with an earlier --sandbox- flag", flag)
+			return multicall.Usagef("%s: conflicts with an earlier --sandbox- flag", flag)
 		}
 		o.mode = m
 		return nil
@@ -90,9 +90,9 @@ func parseArgs(args []string) (options, error) {
 			o.hostNetwork = true
 		default:
 			if strings.HasPrefix(a, "--sandbox-seccomp=") {
-				return o, cli.Usagef("%s: want --sandbox-seccomp=table or --sandbox-seccomp=bpf", a)
+				return o, multicall.Usagef("%s: want --sandbox-seccomp=table or --sandbox-seccomp=bpf", a)
 			}
-			return o, cli.Usagef("unknown flag %s (see claude --sandbox-help)", a)
+			return o, multicall.Usagef("unknown flag %s (see claude --sandbox-help)", a)
 		}
 		if err != nil {
 			return o, err
@@ -102,7 +102,7 @@ func parseArgs(args []string) (options, error) {
 	return o, nil
 }
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	o, err := parseArgs(args)
 	if err != nil {
 		return err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -35,7 +35,7 @@ func TestParseArgs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseArgs(tt.args)
 			if tt.usage != "" {
-				if err == nil || cli.Code(err) != cli.ExitUsage || !strings.Contains(err.Error(), tt.usage) {
+				if err == nil || multicall.Code(err) != multicall.ExitUsage || !strings.Contains(err.Error(), tt.usage) {
 					t.Fatalf("parseArgs(%q) err = %v, want usage error containing %q", tt.args, err, tt.usage)
 				}
 				return
@@ -75,7 +75,7 @@ func TestReadKnobs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := readKnobs(func(k string) string { return tt.env[k] }, "/home/u", 1000)
 			if tt.usage != "" {
-				if err == nil || cli.Code(err) != cli.ExitUsage || !strings.Contains(err.Error(), tt.usage) {
+				if err == nil || multicall.Code(err) != multicall.ExitUsage || !strings.Contains(err.Error(), tt.usage) {
 					t.Fatalf("readKnobs err = %v, want usage error containing %q", err, tt.usage)
 				}
 				return

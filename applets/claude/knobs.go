@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
@@ -45,7 +45,7 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 		}
 	}
 	bad := func(name, val, why string) error {
-		return cli.Usagef("%s=%q: %s", name, val, why)
+		return multicall.Usagef("%s=%q: %s", name, val, why)
 	}
 	for _, v := range []struct{ name, val string }{
 		{"CLAUDE_SBX_BINDIR", k.binDir}, {"CLAUDE_SBX_HOME", k.sandboxHome}, {"CLAUDE_SBX_TMP", k.tmp},
@@ -86,7 +86,7 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 		}
 	}
 	if err := nsname.Check(k.netns); err != nil {
-		return k, cli.Usagef("CLAUDE_SBX_NETNS: %v", err)
+		return k, multicall.Usagef("CLAUDE_SBX_NETNS: %v", err)
 	}
 	return k, nil
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
@@ -26,7 +26,7 @@ import (
 // configName is how messages name the config file.
 const configName = "~/.claude-sandbox-init"
 
-func launch(ctx context.Context, o options, stdio cli.Stdio) error {
+func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// Fds the launcher inherited without O_CLOEXEC would pass through
 	// exec and through bwrap (which hands on every fd it does not use).
 	markInheritedCloexec()
@@ -57,7 +57,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		return &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 	default:
 		directives, err = sandboxcfg.Parse(src, sandboxcfg.Options{
 			Name:         configName,
@@ -65,7 +65,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 			KnownSyscall: seccomp.Known,
 		})
 		if err != nil {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+			return &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 		}
 	}
 
@@ -85,7 +85,7 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err != nil {
 		var ce *sandboxcfg.Error
 		if errors.As(err, &ce) {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+			return &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 		}
 		return err
 	}
@@ -133,13 +133,13 @@ func launch(ctx context.Context, o options, stdio cli.Stdio) error {
 	if err != nil {
 		var be *bindError
 		if errors.As(err, &be) && be.origin != "" {
-			return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+			return &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 		}
 		return err
 	}
 	defer bound.Close()
 	if err := trustConfig(cfg, bound); err != nil {
-		return &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		return &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 	}
 	for _, n := range l.Notices {
 		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
@@ -249,7 +249,7 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
 // launch.
-func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catcher) error {
+func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
@@ -262,7 +262,7 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catch
 		select {
 		case s := <-caught:
 			if fatal(s) {
-				return cli.Exit(128 + int(s.(syscall.Signal)))
+				return multicall.Exit(128 + int(s.(syscall.Signal)))
 			}
 		default:
 			pending = false
@@ -305,7 +305,7 @@ func runChain(argv, env []string, extra []*os.File, stdio cli.Stdio, sigs *catch
 		code = 128 + int(ws.Signal())
 	}
 	if code != 0 {
-		return cli.Exit(code)
+		return multicall.Exit(code)
 	}
 	return nil
 }

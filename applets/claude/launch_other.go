@@ -6,9 +6,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
-func launch(ctx context.Context, o options, stdio cli.Stdio) error {
+func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	return errors.ErrUnsupported
 }

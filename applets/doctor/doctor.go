@@ -17,16 +17,16 @@ import (
 	"io"
 	"os"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/kongcli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Applet is the doctor applet.
-var Applet = cli.Applet{Name: "doctor", Run: run}
+var Applet = multicall.Applet{Name: "doctor", Run: run}
 
 // DefaultDNSName is the name the DNS check resolves: the agent's API.
 const DefaultDNSName = "api.anthropic.com"
@@ -39,17 +39,17 @@ type flags struct {
 	Help        bool   `short:"h" help:"Show this help."`
 }
 
-func parseFlags(args []string, stdio cli.Stdio) (*flags, error) {
+func parseFlags(args []string, stdio multicall.Stdio) (*flags, error) {
 	var f flags
-	if err := kongcli.Parse(&f, &f.Help, "claude-sandbox doctor", "Check the sandbox's installation and say how to fix what is wrong. Exit status 0 unless a check FAILs.", args, stdio); err != nil {
+	if err := kongparse.Parse(&f, &f.Help, "claude-sandbox doctor", "Check the sandbox's installation and say how to fix what is wrong. Exit status 0 unless a check FAILs.", args, stdio); err != nil {
 		return nil, err
 	}
 	return &f, nil
 }
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	f, err := parseFlags(args, stdio)
-	if errors.Is(err, kongcli.ErrHelp) {
+	if errors.Is(err, kongparse.ErrHelp) {
 		return nil
 	}
 	if err != nil {
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 		return err
 	}
 	if Failed(results) {
-		return cli.Exit(cli.ExitFailure)
+		return multicall.Exit(multicall.ExitFailure)
 	}
 	return nil
 }
@@ -92,7 +92,7 @@ func config(getenv func(string) string, dnsName string) (Config, error) {
 	}
 	if v := getenv("CLAUDE_SBX_NETNS"); v != "" {
 		if err := nsname.Check(v); err != nil {
-			return c, cli.Usagef("CLAUDE_SBX_NETNS: %v", err)
+			return c, multicall.Usagef("CLAUDE_SBX_NETNS: %v", err)
 		}
 		c.Netns = v
 	}

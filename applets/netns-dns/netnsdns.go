@@ -26,12 +26,12 @@ import (
 	"net/netip"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
 // Applet is the netns-dns applet.
-var Applet = cli.Applet{Name: "netns-dns", Run: run}
+var Applet = multicall.Applet{Name: "netns-dns", Run: run}
 
 const usage = "usage: netns-dns (no arguments: serves every namespace netns-setup up made, in the foreground)"
 
@@ -44,7 +44,7 @@ type options struct {
 	pinFloor  flagDuration
 }
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	cfg := netcfg.DefaultAt(buildinfo.Sysconfdir, buildinfo.Prefix)
 	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir}
 	fs := flag.NewFlagSet("netns-dns", flag.ContinueOnError)
@@ -54,11 +54,11 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	fs.StringVar(&o.logDir, "log-dir", o.logDir, "")
 	fs.Var(&o.pinFloor, "pin-floor", "")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return cli.Usagef("%s", usage)
+		return multicall.Usagef("%s", usage)
 	}
 	ap, err := netip.ParseAddrPort(*listen)
 	if err != nil {
-		return cli.Usagef("--listen: %v", err)
+		return multicall.Usagef("--listen: %v", err)
 	}
 	o.listen = ap
 	return serve(ctx, o, stdio)

@@ -14,7 +14,7 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
@@ -28,7 +28,7 @@ const maxConnsPerSource = 32
 // says nothing (it does not exist yet, or the watch failed).
 const pollEvery = 2 * time.Second
 
-func serve(ctx context.Context, o options, stdio cli.Stdio) error {
+func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	logf := func(format string, args ...any) { fmt.Fprintf(stdio.Err, "netns-dns: "+format+"\n", args...) }

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
-func serve(context.Context, options, cli.Stdio) error { return errors.ErrUnsupported }
+func serve(context.Context, options, multicall.Stdio) error { return errors.ErrUnsupported }

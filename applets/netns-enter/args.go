@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
@@ -26,26 +26,26 @@ func parseArgs(args []string) (request, error) {
 		return request{}, errHelp
 	}
 	if len(args) == 0 {
-		return request{}, cli.Usagef("missing NAME: %s", usage)
+		return request{}, multicall.Usagef("missing NAME: %s", usage)
 	}
 	name, opt := strings.CutPrefix(args[0], "--netns=")
 	if !opt && strings.HasPrefix(name, "-") {
 		if name == "--" {
-			return request{}, cli.Usagef("missing NAME: %s", usage)
+			return request{}, multicall.Usagef("missing NAME: %s", usage)
 		}
-		return request{}, cli.Usagef("unknown option %q: %s", name, usage)
+		return request{}, multicall.Usagef("unknown option %q: %s", name, usage)
 	}
 	if err := nsname.Check(name); err != nil {
-		return request{}, &cli.ExitError{Code: cli.ExitUsage, Err: err}
+		return request{}, &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
 	}
 	if len(args) < 2 || args[1] != "--" {
-		return request{}, cli.Usagef("missing -- after NAME: %s", usage)
+		return request{}, multicall.Usagef("missing -- after NAME: %s", usage)
 	}
 	if len(args) < 3 {
-		return request{}, cli.Usagef("missing CMD after --: %s", usage)
+		return request{}, multicall.Usagef("missing CMD after --: %s", usage)
 	}
 	if args[2] == "" {
-		return request{}, cli.Usagef("empty CMD: %s", usage)
+		return request{}, multicall.Usagef("empty CMD: %s", usage)
 	}
 	return request{Name: name, Argv: args[2:]}, nil
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -49,8 +49,8 @@ func TestParseArgs(t *testing.T) {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("parseArgs(%q) = %v, want error %q", tt.args, err, tt.wantErr)
 				}
-				if err != errHelp && cli.Code(err) != tt.code {
-					t.Errorf("parseArgs(%q) exit code = %d, want %d", tt.args, cli.Code(err), tt.code)
+				if err != errHelp && multicall.Code(err) != tt.code {
+					t.Errorf("parseArgs(%q) exit code = %d, want %d", tt.args, multicall.Code(err), tt.code)
 				}
 				return
 			}
@@ -74,8 +74,8 @@ func FuzzParseArgs(f *testing.F) {
 			args := []string{a, b, c, d}[:n]
 			req, err := parseArgs(args)
 			if err != nil {
-				if err != errHelp && cli.Code(err) != cli.ExitUsage {
-					t.Fatalf("parseArgs(%q) = %v with exit code %d, want usage error", args, err, cli.Code(err))
+				if err != errHelp && multicall.Code(err) != multicall.ExitUsage {
+					t.Fatalf("parseArgs(%q) = %v with exit code %d, want usage error", args, err, multicall.Code(err))
 				}
 				if strings.ContainsAny(err.Error(), "\n\r") {
 					t.Fatalf("parseArgs(%q) error is not one line: %q", args, err)

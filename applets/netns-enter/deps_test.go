@@ -21,8 +21,7 @@ const module = "github.com/claude-sandbox/claude-sandbox"
 // (-tags netnsenter_only) may link.
 var privilegedPackages = map[string]bool{
 	module + "/cmd/multicall":       true,
-	module + "/internal/dispatch":   true,
-	module + "/internal/cli":        true,
+	module + "/internal/multicall":  true,
 	module + "/internal/buildinfo":  true,
 	module + "/internal/nsname":     true,
 	module + "/applets/netns-enter": true,
@@ -40,11 +39,11 @@ var deniedStd = map[string]bool{
 // allowedInitCalls are the calls package-level variables of the privileged
 // packages may make before main: all build values in memory only.
 var allowedInitCalls = map[string]bool{
-	"errors.New":        true, // a value
-	"fmt.Errorf":        true, // a value, from constant arguments
-	"dispatch.NewTable": true, // cmd/multicall: builds a map, panics on a duplicate
-	"make":              true,
-	"new":               true,
+	"errors.New":         true, // a value
+	"fmt.Errorf":         true, // a value, from constant arguments
+	"multicall.NewTable": true, // cmd/multicall: builds a map, panics on a duplicate
+	"make":               true,
+	"new":                true,
 }
 
 type listedPackage struct {

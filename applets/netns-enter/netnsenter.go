@@ -24,11 +24,11 @@ import (
 	"fmt"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 // Applet is the netns-enter applet.
-var Applet = cli.Applet{Name: "netns-enter", Run: run}
+var Applet = multicall.Applet{Name: "netns-enter", Run: run}
 
 // GroupFile is the group database that "@GROUP" restrictions are resolved
 // against (NSS sources such as LDAP are not consulted).
@@ -40,7 +40,7 @@ func WhitelistPath() string {
 	return buildinfo.Sysconfdir + "/netns-enter"
 }
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	req, err := parseArgs(args)
 	if err == errHelp {
 		fmt.Fprintln(stdio.Out, usage)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
@@ -19,7 +19,7 @@ const followPoll = 200 * time.Millisecond
 
 // denials prints the namespace's denial log, newest last; with follow it
 // then prints lines as netns-dns adds them, until ctx ends.
-func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, stdio cli.Stdio) error {
+func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, stdio multicall.Stdio) error {
 	path := cfg.DenialLog(name)
 	// The rotated half first, so that nothing of the last few MiB is lost.
 	if err := printLog(path+".1", stdio.Out, nil); err != nil && !errors.Is(err, os.ErrNotExist) {

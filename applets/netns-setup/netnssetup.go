@@ -23,13 +23,13 @@ import (
 	"os"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
 // Applet is the netns-setup applet.
-var Applet = cli.Applet{Name: "netns-setup", Run: run}
+var Applet = multicall.Applet{Name: "netns-setup", Run: run}
 
 // usage names the verbs netns@.service and people use to manage a
 // namespace; denials has its own line.
@@ -38,7 +38,7 @@ const (
 	usageDenials = "usage: netns-setup denials NAME [--follow]"
 )
 
-func run(ctx context.Context, args []string, stdio cli.Stdio) error {
+func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	cfg := netcfg.DefaultAt(buildinfo.Sysconfdir, buildinfo.Prefix)
 	fs := flag.NewFlagSet("netns-setup", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -55,27 +55,27 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	bridgeAddr := fs.String("bridge-addr", cfg.BridgeAddr.String(), "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return cli.Usagef("%s", usage)
+			return multicall.Usagef("%s", usage)
 		}
-		return cli.Usagef("%v; %s", err, usage)
+		return multicall.Usagef("%v; %s", err, usage)
 	}
 	p, err := netip.ParsePrefix(*bridgeAddr)
 	if err != nil {
-		return cli.Usagef("--bridge-addr: %v", err)
+		return multicall.Usagef("--bridge-addr: %v", err)
 	}
 	cfg.BridgeAddr = p
 	follow := fs.NArg() == 3 && fs.Arg(0) == "denials" && (fs.Arg(2) == "--follow" || fs.Arg(2) == "-f")
 	if fs.NArg() >= 1 && fs.Arg(0) == "denials" && fs.NArg() != 2 && !follow {
-		return cli.Usagef("%s", usageDenials)
+		return multicall.Usagef("%s", usageDenials)
 	}
 	if fs.NArg() != 2 && !follow {
-		return cli.Usagef("%s", usage)
+		return multicall.Usagef("%s", usage)
 	}
 	verb, name := fs.Arg(0), fs.Arg(1)
 	if err := nsname.Check(name); err != nil {
-		return cli.Usagef("%v", err)
+		return multicall.Usagef("%v", err)
 	}
-	var do func(context.Context, netcfg.Config, string, cli.Stdio) error
+	var do func(context.Context, netcfg.Config, string, multicall.Stdio) error
 	switch verb {
 	case "up":
 		do = up
@@ -84,11 +84,11 @@ func run(ctx context.Context, args []string, stdio cli.Stdio) error {
 	case "status":
 		do = status
 	case "denials":
-		do = func(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio) error {
+		do = func(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.Stdio) error {
 			return denials(ctx, cfg, name, follow, stdio)
 		}
 	default:
-		return cli.Usagef("unknown command %q; %s", verb, usage)
+		return multicall.Usagef("unknown command %q; %s", verb, usage)
 	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("must be run as root (netns@%s.service runs it)", name)

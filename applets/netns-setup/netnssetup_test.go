@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
@@ -30,16 +30,16 @@ func TestRunUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := run(context.Background(), tt.args, cli.Stdio{In: os.Stdin, Out: io.Discard, Err: io.Discard})
-			if cli.Code(err) != tt.code || cli.Message(err) != tt.msg {
-				t.Fatalf("run(%q) = exit %d %q, want exit %d %q", tt.args, cli.Code(err), cli.Message(err), tt.code, tt.msg)
+			err := run(context.Background(), tt.args, multicall.Stdio{In: os.Stdin, Out: io.Discard, Err: io.Discard})
+			if multicall.Code(err) != tt.code || multicall.Message(err) != tt.msg {
+				t.Fatalf("run(%q) = exit %d %q, want exit %d %q", tt.args, multicall.Code(err), multicall.Message(err), tt.code, tt.msg)
 			}
 		})
 	}
 	if os.Geteuid() != 0 {
-		err := run(context.Background(), []string{"up", "agents"}, cli.Stdio{Out: io.Discard, Err: io.Discard})
-		if want := "must be run as root (netns@agents.service runs it)"; cli.Code(err) != 1 || cli.Message(err) != want {
-			t.Fatalf("run as non-root = exit %d %q, want 1 %q", cli.Code(err), cli.Message(err), want)
+		err := run(context.Background(), []string{"up", "agents"}, multicall.Stdio{Out: io.Discard, Err: io.Discard})
+		if want := "must be run as root (netns@agents.service runs it)"; multicall.Code(err) != 1 || multicall.Message(err) != want {
+			t.Fatalf("run as non-root = exit %d %q, want 1 %q", multicall.Code(err), multicall.Message(err), want)
 		}
 	}
 }

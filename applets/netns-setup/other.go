@@ -6,10 +6,14 @@ import (
 	"context"
 	"errors"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
-func up(context.Context, netcfg.Config, string, cli.Stdio) error     { return errors.ErrUnsupported }
-func down(context.Context, netcfg.Config, string, cli.Stdio) error   { return errors.ErrUnsupported }
-func status(context.Context, netcfg.Config, string, cli.Stdio) error { return errors.ErrUnsupported }
+func up(context.Context, netcfg.Config, string, multicall.Stdio) error { return errors.ErrUnsupported }
+func down(context.Context, netcfg.Config, string, multicall.Stdio) error {
+	return errors.ErrUnsupported
+}
+func status(context.Context, netcfg.Config, string, multicall.Stdio) error {
+	return errors.ErrUnsupported
+}

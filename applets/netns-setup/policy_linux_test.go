@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
@@ -53,14 +53,14 @@ func TestDenials(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.log.1"), []byte("old line\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "a.log"), []byte("t1 refused A x.evil.test\x1b[2J: allow with: domain x.evil.test\npartial"), 0o644)
 	var out bytes.Buffer
-	if err := denials(context.Background(), cfg, "a", false, cli.Stdio{Out: &out}); err != nil {
+	if err := denials(context.Background(), cfg, "a", false, multicall.Stdio{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	want := "old line\nt1 refused A x.evil.test\\x1b[2J: allow with: domain x.evil.test\n"
 	if out.String() != want {
 		t.Fatalf("denials printed %q, want %q", out.String(), want)
 	}
-	err := denials(context.Background(), cfg, "b", false, cli.Stdio{Out: &out})
+	err := denials(context.Background(), cfg, "b", false, multicall.Stdio{Out: &out})
 	if err == nil || !strings.HasPrefix(err.Error(), "no denial log of b (") {
 		t.Fatalf("denials of an unknown namespace: %v", err)
 	}
@@ -68,9 +68,9 @@ func TestDenials(t *testing.T) {
 
 func TestDenialsUsage(t *testing.T) {
 	for _, args := range [][]string{{"denials"}, {"denials", "a", "--tail"}} {
-		err := run(context.Background(), args, cli.Stdio{Out: os.Stdout, Err: os.Stderr})
-		if cli.Code(err) != 2 || cli.Message(err) != "usage: netns-setup denials NAME [--follow]" {
-			t.Fatalf("run(%q) = exit %d %q", args, cli.Code(err), cli.Message(err))
+		err := run(context.Background(), args, multicall.Stdio{Out: os.Stdout, Err: os.Stderr})
+		if multicall.Code(err) != 2 || multicall.Message(err) != "usage: netns-setup denials NAME [--follow]" {
+			t.Fatalf("run(%q) = exit %d %q", args, multicall.Code(err), multicall.Message(err))
 		}
 	}
 }
@@ -102,7 +102,7 @@ func TestDenialsFollow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error)
-	go func() { done <- denials(ctx, cfg, "a", true, cli.Stdio{Out: &out}) }()
+	go func() { done <- denials(ctx, cfg, "a", true, multicall.Stdio{Out: &out}) }()
 	waitFor := func(want string) {
 		t.Helper()
 		for i := 0; !strings.Contains(out.String(), want); i++ {

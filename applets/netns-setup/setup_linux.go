@@ -17,7 +17,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
@@ -35,7 +35,7 @@ const bridgeWait = 10 * time.Second
 // up makes or repairs namespace name. It checks the config file and the
 // bridge before it changes anything, and on a failure undoes what this run
 // made (the tests check that nothing is left).
-func up(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) (err error) {
+func up(ctx context.Context, cfg netcfg.Config, name string, _ multicall.Stdio) (err error) {
 	fw, err := loadPolicy(cfg, name)
 	if err != nil {
 		return err
@@ -561,7 +561,7 @@ func lockedHost(cfg netcfg.Config) (host *netlink.Handle, release func(), err er
 }
 
 // down removes what up made; what is already gone is no error.
-func down(ctx context.Context, cfg netcfg.Config, name string, _ cli.Stdio) error {
+func down(ctx context.Context, cfg netcfg.Config, name string, _ multicall.Stdio) error {
 	host, release, err := lockedHost(cfg)
 	if err != nil {
 		return err

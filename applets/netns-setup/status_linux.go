@@ -12,14 +12,14 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // status prints the state of namespace name, changing nothing, and fails
 // unless up would have nothing to do.
-func status(ctx context.Context, cfg netcfg.Config, name string, stdio cli.Stdio) error {
+func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.Stdio) error {
 	var missing []string
 	out := func(format string, args ...any) { fmt.Fprintf(stdio.Out, format+"\n", args...) }
 	out("namespace %s", name)

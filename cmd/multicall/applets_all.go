@@ -9,10 +9,10 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-dns"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
-	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
-var table = dispatch.NewTable(
+var table = multicall.NewTable(
 	claude.Applet,
 	claudeupdate.Applet,
 	doctor.Applet,

@@ -7,7 +7,7 @@ package main
 
 import (
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
-	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
-var table = dispatch.NewTable(netnsenter.Applet)
+var table = multicall.NewTable(netnsenter.Applet)

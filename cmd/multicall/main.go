@@ -1,16 +1,15 @@
 // Command multicall is the one binary of the project; it runs the applet
-// named by the name it was invoked as (see internal/dispatch).
+// named by the name it was invoked as (see internal/multicall).
 package main
 
 import (
 	"context"
 	"os"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
-	"github.com/claude-sandbox/claude-sandbox/internal/dispatch"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 func main() {
-	stdio := cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
-	os.Exit(dispatch.Main(context.Background(), table, os.Args, stdio))
+	stdio := multicall.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
+	os.Exit(multicall.Main(context.Background(), table, os.Args, stdio))
 }

@@ -24,7 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 const roleEnv = "NETNS_TEST_ROLE"
@@ -75,11 +75,11 @@ func TestMain(m *testing.M) {
 			}
 		}
 		// What the dispatcher does for the applet.
-		err := netnssetup.Applet.Run(context.Background(), os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-		if msg := cli.Message(err); msg != "" {
+		err := netnssetup.Applet.Run(context.Background(), os.Args[1:], multicall.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+		if msg := multicall.Message(err); msg != "" {
 			fmt.Fprintf(os.Stderr, "netns-setup: %s\n", msg)
 		}
-		os.Exit(cli.Code(err))
+		os.Exit(multicall.Code(err))
 	case "probe":
 		os.Exit(probeMain())
 	}

@@ -1,17 +1,17 @@
-// Package kongcli parses an applet's command line with kong the way every
+// Package kongparse parses an applet's command line with kong the way every
 // applet here does: kong never exits the process, help is a flag the applet
 // handles, and a parse error is a usage error (exit 2).
 //
 // It is not linked into the setuid netns-enter build, which parses its
-// arguments by hand (internal/cli must stay free of kong for that reason).
-package kongcli
+// arguments by hand (internal/multicall must stay free of kong for that reason).
+package kongparse
 
 import (
 	"errors"
 
 	"github.com/alecthomas/kong"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 )
 
 // ErrHelp means Parse printed the help; the applet exits 0.
@@ -20,7 +20,7 @@ var ErrHelp = errors.New("help printed")
 // Parse parses args into target, a kong struct. help points at target's
 // help flag: when it is set after parsing, Parse prints the usage to
 // stdio.Out and returns ErrHelp.
-func Parse(target any, help *bool, name, description string, args []string, stdio cli.Stdio) error {
+func Parse(target any, help *bool, name, description string, args []string, stdio multicall.Stdio) error {
 	parser, err := kong.New(target,
 		kong.Name(name),
 		kong.Description(description),
@@ -33,7 +33,7 @@ func Parse(target any, help *bool, name, description string, args []string, stdi
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		return cli.Usagef("%v (see --help)", err)
+		return multicall.Usagef("%v (see --help)", err)
 	}
 	if *help {
 		if err := ctx.PrintUsage(false); err != nil {

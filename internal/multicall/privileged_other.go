@@ -1,6 +1,6 @@
 //go:build !linux
 
-package dispatch
+package multicall
 
 // Privileged reports true off Linux: the privileged applet is Linux-only and
 // nothing else should guess.

@@ -1,9 +1,11 @@
-// Package cli holds what every applet shares with the dispatcher: the applet
-// signature, the standard streams, and errors that carry an exit code.
+// Package multicall is the applet framework of the one binary: the applet
+// contract (signature, standard streams, errors that carry an exit code)
+// and the dispatcher that picks the applet from the name it was run as.
 //
-// It imports the standard library only, because the setuid netns-enter
-// applet depends on it.
-package cli
+// It imports the standard library and golang.org/x/sys/unix only, because it
+// runs first in the setuid netns-enter binary. The kong adapter for the
+// applets that are not setuid lives beneath it, in kongparse.
+package multicall
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package dispatch
+package multicall
 
 import (
 	"bytes"
@@ -6,13 +6,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 )
 
 // fake returns an applet that records its arguments.
-func fake(name string, got *[]string, err error) cli.Applet {
-	return cli.Applet{Name: name, Run: func(ctx context.Context, args []string, stdio cli.Stdio) error {
+func fake(name string, got *[]string, err error) Applet {
+	return Applet{Name: name, Run: func(ctx context.Context, args []string, stdio Stdio) error {
 		*got = append([]string{name}, args...)
 		return err
 	}}
@@ -57,8 +55,8 @@ func TestSelect(t *testing.T) {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("Select(%q, %v) error = %v, want %q", tt.argv, tt.privileged, err, tt.wantErr)
 				}
-				if err != errList && cli.Code(err) != cli.ExitUsage {
-					t.Errorf("Select(%q) exit code = %d, want 2", tt.argv, cli.Code(err))
+				if err != errList && Code(err) != ExitUsage {
+					t.Errorf("Select(%q) exit code = %d, want 2", tt.argv, Code(err))
 				}
 				return
 			}
@@ -91,7 +89,7 @@ func TestSelectPrivilegedWithoutApplet(t *testing.T) {
 	var got []string
 	tab := NewTable(fake("claude", &got, nil))
 	_, _, _, err := tab.Select([]string{"claude"}, true)
-	if err == nil || cli.Code(err) != cli.ExitUsage || err.Error() != "running with elevated privileges, but this build has no netns-enter applet" {
+	if err == nil || Code(err) != ExitUsage || err.Error() != "running with elevated privileges, but this build has no netns-enter applet" {
 		t.Errorf("Select(claude, privileged) without netns-enter = %v", err)
 	}
 }
@@ -99,11 +97,11 @@ func TestSelectPrivilegedWithoutApplet(t *testing.T) {
 func TestNewTablePanics(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		applets []cli.Applet
+		applets []Applet
 	}{
-		{"duplicate", []cli.Applet{{Name: "a", Run: func(context.Context, []string, cli.Stdio) error { return nil }}, {Name: "a", Run: func(context.Context, []string, cli.Stdio) error { return nil }}}},
-		{"no name", []cli.Applet{{Run: func(context.Context, []string, cli.Stdio) error { return nil }}}},
-		{"no run", []cli.Applet{{Name: "a"}}},
+		{"duplicate", []Applet{{Name: "a", Run: func(context.Context, []string, Stdio) error { return nil }}, {Name: "a", Run: func(context.Context, []string, Stdio) error { return nil }}}},
+		{"no name", []Applet{{Run: func(context.Context, []string, Stdio) error { return nil }}}},
+		{"no run", []Applet{{Name: "a"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			defer func() {
@@ -126,8 +124,8 @@ func TestMainOutput(t *testing.T) {
 	tab := NewTable(
 		fake("ok", &got, nil),
 		fake("fails", &got, errors.New("something broke: details")),
-		fake("usage", &got, cli.Usagef("bad flag %q", "-x")),
-		fake("quiet", &got, cli.Exit(3)),
+		fake("usage", &got, Usagef("bad flag %q", "-x")),
+		fake("quiet", &got, Exit(3)),
 	)
 	tests := []struct {
 		name          string
@@ -145,7 +143,7 @@ func TestMainOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			code := Main(context.Background(), tab, tt.argv, cli.Stdio{Out: &out, Err: &errb})
+			code := Main(context.Background(), tab, tt.argv, Stdio{Out: &out, Err: &errb})
 			if code != tt.code || out.String() != tt.stdout || errb.String() != tt.stder {
 				t.Errorf("Main(%q) = %d, stdout %q, stderr %q; want %d, %q, %q", tt.argv, code, out.String(), errb.String(), tt.code, tt.stdout, tt.stder)
 			}

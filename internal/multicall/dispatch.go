@@ -1,9 +1,4 @@
-// Package dispatch picks the applet of the multicall binary from the name it
-// was run as.
-//
-// It imports the standard library and golang.org/x/sys/unix only, because it
-// runs first in the setuid netns-enter binary.
-package dispatch
+package multicall
 
 import (
 	"context"
@@ -12,8 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/internal/cli"
 )
 
 // PrivilegedApplet is the only applet that runs when the process has
@@ -21,17 +14,17 @@ import (
 const PrivilegedApplet = "netns-enter"
 
 // Table maps applet names to applets.
-type Table map[string]cli.Applet
+type Table map[string]Applet
 
 // NewTable builds a table and panics on a duplicate or empty name.
-func NewTable(applets ...cli.Applet) Table {
+func NewTable(applets ...Applet) Table {
 	t := make(Table)
 	for _, a := range applets {
 		if a.Name == "" || a.Run == nil {
-			panic("dispatch: applet without name or Run")
+			panic("multicall: applet without name or Run")
 		}
 		if _, dup := t[a.Name]; dup {
-			panic("dispatch: duplicate applet " + a.Name)
+			panic("multicall: duplicate applet " + a.Name)
 		}
 		t[a.Name] = a
 	}
@@ -52,14 +45,14 @@ func (t Table) Names() []string {
 // name). privileged says whether the process runs with elevated credentials:
 // then argv[0] is the setuid caller's choice and only PrivilegedApplet may
 // run. name is the applet name for messages; it is "" when none was found.
-func (t Table) Select(argv []string, privileged bool) (a cli.Applet, args []string, name string, err error) {
+func (t Table) Select(argv []string, privileged bool) (a Applet, args []string, name string, err error) {
 	if len(argv) == 0 {
 		argv = []string{""}
 	}
 	if privileged {
 		a, ok := t[PrivilegedApplet]
 		if !ok {
-			return cli.Applet{}, nil, "", cli.Usagef("running with elevated privileges, but this build has no %s applet", PrivilegedApplet)
+			return Applet{}, nil, "", Usagef("running with elevated privileges, but this build has no %s applet", PrivilegedApplet)
 		}
 		return a, argv[1:], PrivilegedApplet, nil
 	}
@@ -69,35 +62,35 @@ func (t Table) Select(argv []string, privileged bool) (a cli.Applet, args []stri
 	}
 	if len(argv) > 1 {
 		if argv[1] == "--list" {
-			return cli.Applet{}, nil, "", errList
+			return Applet{}, nil, "", errList
 		}
 		if a, ok := t[argv[1]]; ok {
 			return a, argv[2:], argv[1], nil
 		}
-		return cli.Applet{}, nil, "", cli.Usagef("unknown applet %q; applets: %s", argv[1], strings.Join(t.Names(), ", "))
+		return Applet{}, nil, "", Usagef("unknown applet %q; applets: %s", argv[1], strings.Join(t.Names(), ", "))
 	}
-	return cli.Applet{}, nil, "", cli.Usagef("no applet named; run as one of: %s", strings.Join(t.Names(), ", "))
+	return Applet{}, nil, "", Usagef("no applet named; run as one of: %s", strings.Join(t.Names(), ", "))
 }
 
 var errList = fmt.Errorf("list")
 
 // Main runs the multicall program and returns the exit code. Only it prints
 // errors, once, prefixed by the applet name.
-func Main(ctx context.Context, t Table, argv []string, stdio cli.Stdio) int {
+func Main(ctx context.Context, t Table, argv []string, stdio Stdio) int {
 	a, args, name, err := t.Select(argv, Privileged())
 	if err == errList {
 		for _, n := range t.Names() {
 			fmt.Fprintln(stdio.Out, n)
 		}
-		return cli.ExitOK
+		return ExitOK
 	}
 	if err != nil {
 		report(stdio.Err, progName(argv), err)
-		return cli.Code(err)
+		return Code(err)
 	}
 	err = a.Run(ctx, args, stdio)
 	report(stdio.Err, name, err)
-	return cli.Code(err)
+	return Code(err)
 }
 
 func progName(argv []string) string {
@@ -108,7 +101,7 @@ func progName(argv []string) string {
 }
 
 func report(w io.Writer, name string, err error) {
-	if msg := cli.Message(err); msg != "" {
+	if msg := Message(err); msg != "" {
 		fmt.Fprintf(w, "%s: %s\n", name, msg)
 	}
 }

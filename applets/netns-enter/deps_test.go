@@ -24,6 +24,7 @@ var privilegedPackages = map[string]bool{
 	module + "/internal/multicall":  true,
 	module + "/internal/buildinfo":  true,
 	module + "/internal/nsname":     true,
+	module + "/internal/quote":      true,
 	module + "/applets/netns-enter": true,
 	"golang.org/x/sys/unix":         true,
 }

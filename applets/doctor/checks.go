@@ -150,7 +150,7 @@ func (s *state) run(argv ...string) Output { return s.h.Run(s.ctx, argv...) }
 // Where the commands the checks run are, as the launcher looks for
 // systemd-run: fixed system paths, not $PATH.
 var (
-	systemdRun = []string{"/usr/bin/systemd-run", "/bin/systemd-run"}
+	systemdRun = sandbox.SystemdRunPaths()
 	ipPaths    = []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}
 )
 
@@ -459,7 +459,7 @@ func checkSlice(s *state) Result {
 		r.Status, r.Message, r.Fix = Skip, "no systemd-run", "see the systemd-user line"
 		return r
 	}
-	argv := []string{sr, "--user", "--scope", "--slice=agent", "--quiet", "--", "true"}
+	argv := append(sandbox.ScopeCommand(sr), "true")
 	out := s.run(argv...)
 	if out.Err == nil && out.Code == 0 {
 		r.Status, r.Message = OK, "systemd-run --user --scope --slice=agent runs true"

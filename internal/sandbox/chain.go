@@ -11,6 +11,17 @@ type chainFacts struct {
 	netns       string
 }
 
+// SystemdRunPaths are where systemd-run is looked for, in order: fixed
+// system paths, not $PATH.
+func SystemdRunPaths() []string { return []string{"/usr/bin/systemd-run", "/bin/systemd-run"} }
+
+// ScopeCommand is the head of the chain that runs the rest of its command
+// line in a scope of the user's agent.slice, given the path of systemd-run:
+// the launcher's, and the one the doctor tries.
+func ScopeCommand(systemdRun string) []string {
+	return []string{systemdRun, "--user", "--scope", "--slice=agent", "--quiet", "--"}
+}
+
 // chain decides the prefixes of the chain: systemd-run, when a user
 // manager answers, and netns-enter (network.go).
 func (l *Launch) chain(h Host, s Spec, env *environ) (chainFacts, error) {
@@ -18,7 +29,7 @@ func (l *Launch) chain(h Host, s Spec, env *environ) (chainFacts, error) {
 	systemd := false
 	if filepath.IsAbs(runtimeDir) {
 		sock := UserManagerSocket(runtimeDir)
-		sr := firstExisting(h, "/usr/bin/systemd-run", "/bin/systemd-run")
+		sr := firstExisting(h, SystemdRunPaths()...)
 		switch {
 		case sr == "":
 			l.Notes = append(l.Notes, "systemd: not used: systemd-run is not installed")
@@ -26,7 +37,7 @@ func (l *Launch) chain(h Host, s Spec, env *environ) (chainFacts, error) {
 			l.Notes = append(l.Notes, "systemd: not used: no user manager answers at "+sock)
 		default:
 			systemd = true
-			l.SystemdRun = []string{sr, "--user", "--scope", "--slice=agent", "--quiet", "--"}
+			l.SystemdRun = ScopeCommand(sr)
 			l.Notes = append(l.Notes, "systemd: the sandbox runs in a scope of agent.slice")
 		}
 	} else {

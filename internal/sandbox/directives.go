@@ -62,7 +62,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("%s: %s does not exist (use %s-try to skip a missing path)", d.Name, src, strings.TrimSuffix(d.Name, "-try"))
 			}
-			return fmt.Errorf("%s: %v", d.Name, err)
+			return fmt.Errorf("%s: %w", d.Name, err)
 		}
 		kind := map[string]bwrap.Kind{
 			sandboxcfg.RO: bwrap.ROBind, sandboxcfg.ROTry: bwrap.ROBindTry,
@@ -164,7 +164,7 @@ func writableMounts(s Spec) ([]mount, error) {
 func rawOps(args []string) ([]bwrap.Op, error) {
 	ops, err := bwrap.SplitRaw(args)
 	if err != nil {
-		return nil, fmt.Errorf("bwrap: %v", err)
+		return nil, fmt.Errorf("bwrap: %w", err)
 	}
 	for i, o := range ops {
 		if !o.IsBind() {

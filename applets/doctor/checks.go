@@ -11,6 +11,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
@@ -688,7 +689,7 @@ func checkPolicy(s *state) Result {
 		r.Fix = "sudo make install-network (installs the default: policy allowlist, presets claude-code and dev)"
 		return r
 	}
-	c, err := nft.ParseConfig(f, b)
+	c, err := netpolicy.ParseConfig(f, b)
 	if err != nil {
 		r.Message = err.Error()
 		r.Fix = "fix that line, then: sudo systemctl restart netns@" + s.c.Netns + ".service"

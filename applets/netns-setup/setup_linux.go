@@ -19,6 +19,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
@@ -73,7 +74,7 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ multicall.Stdio) 
 	if err != nil {
 		return fmt.Errorf("firewall: %w", err)
 	}
-	main, err := nft.LoadConfig(cfg.FirewallConfig)
+	main, err := netpolicy.LoadConfig(cfg.FirewallConfig)
 	if err != nil {
 		return err
 	}

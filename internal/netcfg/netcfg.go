@@ -78,3 +78,9 @@ func (c Config) NetnsPath(name string) string { return filepath.Join(c.RunDir, n
 func (c Config) ResolvConfPath(name string) string {
 	return filepath.Join(c.EtcDir, name, "resolv.conf")
 }
+
+// PolicyPath is the policy file of namespace name.
+func (c Config) PolicyPath(name string) string { return filepath.Join(c.PolicyDir, name+".json") }
+
+// DenialLog is the denial log of namespace name, which netns-dns writes.
+func (c Config) DenialLog(name string) string { return filepath.Join(c.LogDir, name+".log") }

@@ -127,10 +127,10 @@ const (
 // Build plans the ruleset:
 //
 //   - input from the bridge (to any address of the host): replies to the
-//     host's own connections pass; DNS to a resolver and the allow-list
+//     host's own connections pass; DNS to a resolver and the allowlist
 //     pass; everything else is dropped;
 //   - forwarded from the bridge: back to the bridge (sandbox to sandbox) is
-//     dropped; replies pass; DNS to a resolver and the allow-list pass;
+//     dropped; replies pass; DNS to a resolver and the allowlist pass;
 //     private, shared, link-local, loopback, multicast and reserved
 //     destinations (netpolicy.Blocked4, netpolicy.Blocked6) are rejected
 //     (ICMP administratively prohibited: connect fails at once with
@@ -142,7 +142,7 @@ func Build(s Spec) Ruleset {
 	established := Match{Kind: MatchEstablished}
 	accept, drop := Verdict{Kind: Accept}, Verdict{Kind: Drop}
 
-	var open []Rule // DNS and allow-list, in both directions
+	var open []Rule // DNS and allowlist, in both directions
 	for _, r := range s.Resolvers {
 		for _, proto := range []string{"udp", "tcp"} {
 			open = append(open, Rule{Match: []Match{daddr(netip.PrefixFrom(r, r.BitLen())), dport(proto, 53, 53)}, Verdict: accept})

@@ -50,6 +50,13 @@ const (
 	Project      = "project"       // project off|ro|rw: how the working directory's project is bound
 	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
 	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
+	Home         = "home"          // home project|shared: a sandbox home per project (default), or one for all
+)
+
+// Values of the home directive.
+const (
+	HomeProject = "project"
+	HomeShared  = "shared"
 )
 
 // Values of the git directive.
@@ -316,6 +323,15 @@ func check(name string, args []string, known func(string) bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %q: want off, ro or rw", name, args[0])
+	case Home:
+		if err := nargs(1, 1, "project|shared"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case HomeProject, HomeShared:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want project or shared", name, args[0])
 	case Git:
 		if err := nargs(1, 1, "read-only|commit"); err != nil {
 			return err

@@ -55,6 +55,10 @@ func TestParse(t *testing.T) {
 			{Line: 2, Name: Project, Args: []string{"off"}},
 			{Line: 3, Name: Project, Args: []string{"rw"}},
 		}},
+		{"home", "home shared\nhome project", []Directive{
+			{Line: 1, Name: Home, Args: []string{"shared"}},
+			{Line: 2, Name: Home, Args: []string{"project"}},
+		}},
 		{"git", "git commit\ngit read-only", []Directive{
 			{Line: 1, Name: Git, Args: []string{"commit"}},
 			{Line: 2, Name: Git, Args: []string{"read-only"}},
@@ -135,6 +139,9 @@ func TestParseErrors(t *testing.T) {
 		{"project value", "project yes", `~/.claude-sandbox-init:1: project: "yes": want off, ro or rw`},
 		{"project missing", "project", "~/.claude-sandbox-init:1: project: missing argument: want project off|ro|rw"},
 		{"project too many", "project ro rw", "~/.claude-sandbox-init:1: project: too many arguments: want project off|ro|rw"},
+		{"home value", "home private", `~/.claude-sandbox-init:1: home: "private": want project or shared`},
+		{"home missing", "home", "~/.claude-sandbox-init:1: home: missing argument: want home project|shared"},
+		{"home too many", "home shared project", "~/.claude-sandbox-init:1: home: too many arguments: want home project|shared"},
 		{"empty path", `ro ""`, "~/.claude-sandbox-init:1: ro: empty path"},
 		{"command relative", "command claude", `~/.claude-sandbox-init:1: command: "claude" is not an absolute path (start it with /, ~/ or $HOME)`},
 	}
@@ -205,6 +212,7 @@ func FuzzParse(f *testing.F) {
 		"bwrap --remount-ro /x\nseccomp-allow perf_event_open\n",
 		"ro ${HOME}/x\\ y # c\n",
 		"symlink usr/lib /lib\nunsetenv A B\ncommand /bin/sh -c 'x'\n",
+		"home shared\nif pwd-under ~/work\n home project\nend\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -18,7 +18,10 @@ package claude
 // launcher puts back when the chain stops or ends.
 
 import (
+	"bytes"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -38,16 +41,82 @@ type job struct {
 	reaped bool
 }
 
-// becomeSubreaper makes the launcher the reaper of the chain's orphans: the
-// sandbox's pid 1 when bwrap dies before it (kill -KILL 0 inside). The
-// launcher waits for them (reapOrphans) before it puts the terminal back,
-// so that nothing of the sandbox runs, and changes the terminal, after.
-func becomeSubreaper() error {
-	return os.NewSyscallError("prctl PR_SET_CHILD_SUBREAPER", unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+// reaper waits for the chain's orphans, and for nothing else: children
+// the process had before it became the launcher (`server & exec claude`)
+// are not the launcher's to wait for or signal.
+type reaper struct {
+	// before are the children the process had when the chain started;
+	// nil when it had none.
+	before map[int]bool
+	// all: the children could not be told apart (no /proc): every child
+	// is waited for, so that nothing of the sandbox outlives the restore.
+	all bool
 }
 
-// reapOrphans waits until the launcher has no children left.
-func reapOrphans() {
+// becomeSubreaper makes the launcher the reaper of the chain's orphans: the
+// sandbox's pid 1 when bwrap dies before it (kill -KILL 0 inside). The
+// launcher waits for them (reaper.reap) before it puts the terminal back,
+// so that nothing of the sandbox runs, and changes the terminal, after.
+//
+// It notes the children the process has already, so it must run just
+// before the chain starts.
+func becomeSubreaper() (*reaper, error) {
+	r := &reaper{}
+	// Usually there are none (ECHILD), and /proc need not be read.
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != unix.ECHILD {
+		kids, err := children()
+		if err != nil {
+			r.all = true
+		}
+		r.before = map[int]bool{}
+		for _, pid := range kids {
+			r.before[pid] = true
+		}
+	}
+	return r, os.NewSyscallError("prctl PR_SET_CHILD_SUBREAPER", unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+}
+
+// reap waits until the launcher has no children left but those it had
+// before the chain. Their pids stay theirs, as nothing reaps them here.
+//
+// No child of the chain's left means nothing of the chain is left: a
+// process whose parent dies is the launcher's child before that parent can
+// be reaped, and a scan of /proc sees every child the launcher has not
+// reaped, zombies included.
+func (r *reaper) reap() {
+	if r.before == nil || r.all {
+		waitAll()
+		return
+	}
+	for {
+		kids, err := children()
+		if err != nil {
+			waitAll()
+			return
+		}
+		n := 0
+		for _, pid := range kids {
+			if r.before[pid] {
+				continue
+			}
+			n++
+			var ws syscall.WaitStatus
+			for {
+				if _, err := syscall.Wait4(pid, &ws, unix.WALL, nil); err != syscall.EINTR {
+					break
+				}
+			}
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// waitAll waits until the launcher has no children left.
+func waitAll() {
 	for {
 		var ws syscall.WaitStatus
 		_, err := syscall.Wait4(-1, &ws, unix.WALL, nil)
@@ -55,6 +124,59 @@ func reapOrphans() {
 			return // ECHILD
 		}
 	}
+}
+
+// children lists the launcher's children, from the parent pid in
+// /proc/PID/stat of every process (/proc/self/task/*/children needs
+// CONFIG_PROC_CHILDREN, which not every kernel has).
+func children() ([]int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	self := os.Getpid()
+	var kids []int
+	buf := make([]byte, 512)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		fd, err := unix.Open("/proc/"+name+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // gone
+		}
+		n, _ := unix.Read(fd, buf)
+		unix.Close(fd)
+		if n > 0 && statPPID(buf[:n]) == self {
+			kids = append(kids, pid)
+		}
+	}
+	return kids, nil
+}
+
+// statPPID returns the parent pid field of a /proc/PID/stat line, -1 if
+// there is none. The command name before it may hold any byte but NUL,
+// ")" included: the field is found after the last ")".
+func statPPID(stat []byte) int {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return -1
+	}
+	return ppid
 }
 
 // wait waits for the head of the chain to end, reaps it and returns its
@@ -96,19 +218,33 @@ func (j *job) wait() (syscall.WaitStatus, error) {
 	}
 }
 
-// stopped handles a stop of the head of the chain. Ctrl-Z stops the chain
-// (the terminal's foreground group); the launcher takes the terminal back,
-// with its own modes, and stops its own group as the terminal would have,
-// so that the user's shell sees the job stop. Once the launcher is
-// continued (fg, bg), so is the chain, with the terminal if the launcher
-// has it. A chain that stopped because it touched the terminal from the
-// background (SIGTTIN, SIGTTOU) while the launcher is in the foreground is
-// given the terminal and continued.
+// stopped handles a stop of the head of the chain. Job control needs a
+// controlling terminal and a shell that can continue the launcher: without
+// them the chain is continued at once, and nothing outside it stops (the
+// launcher's group holds the script or program that started it and that
+// one's other processes). With them, Ctrl-Z stops the chain (the terminal's
+// foreground group); the launcher takes the terminal back, with its own
+// modes, and stops its own group as the terminal would have, so that the
+// user's shell sees the job stop; so it does for any other stop while the
+// launcher is in the foreground. Once the launcher is continued (fg, bg),
+// so is the chain, with the terminal if the launcher has it. A chain that
+// stopped because it touched the terminal from the background (SIGTTIN,
+// SIGTTOU) is given the terminal and continued if the launcher is in the
+// foreground; otherwise the launcher stops with the same signal, as a
+// background job would.
 func (j *job) stopped(sig syscall.Signal) {
 	j.mu.Lock()
 	took := j.tty.reclaim(true)
 	j.mu.Unlock()
-	if took || (sig != syscall.SIGTTIN && sig != syscall.SIGTTOU) || !j.tty.foreground() {
+	switch {
+	case took:
+		stopLauncher(sig)
+	case !j.tty.controlling():
+	case sig == syscall.SIGTTIN || sig == syscall.SIGTTOU:
+		if !j.tty.foreground() {
+			stopLauncher(sig)
+		}
+	case j.tty.foreground():
 		stopLauncher(sig)
 	}
 	j.resume()

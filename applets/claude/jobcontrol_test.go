@@ -504,3 +504,110 @@ func TestResizeWhileStopped(t *testing.T) {
 	}
 	j.waitOutput("size 40 100\r\n")
 }
+
+// wrapped returns the command that runs `claude ARGS...` (see
+// testutil.Sandbox.Command) from `bash -c script`, with the marker m as $1
+// and the launcher's command line as the rest of the arguments: a wrapper
+// script that starts claude, without a terminal.
+func wrapped(s *testutil.Sandbox, m, script string, args ...string) *exec.Cmd {
+	cmd := s.Command(args...)
+	cmd.Args = append([]string{"bash", "-c", script, "bash", m, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/bash"
+	return cmd
+}
+
+// pendingSignals returns the signals pending for pid (its thread and its
+// process), as /proc/PID/status shows them, or "" when it is gone.
+func pendingSignals(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	var pend []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "SigPnd:") || strings.HasPrefix(l, "ShdPnd:") {
+			pend = append(pend, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(pend, ", ")
+}
+
+// TestStopWithoutTerminalStaysInside: without a terminal there is no job
+// control, so `kill -STOP 0` inside stops the chain and nothing else: the
+// launcher continues the chain instead of stopping its own process group,
+// which holds the script that started it and that script's other
+// processes. The launcher then ends as usual.
+func TestStopWithoutTerminalStaysInside(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	m := marker(t)
+	cmd := wrapped(s, m, `exec -a "peer-$1" sleep 600 </dev/null >/dev/null 2>&1 & peer=$!; shift; "$@"; echo "launcher exit $?"; kill $peer`,
+		"--shell", "-c", "kill -STOP 0; echo survived")
+	// A process group of its own, which is not orphaned (its parent, the
+	// test, is in another group of the same session), so a stop of it
+	// would take.
+	cmd.SysProcAttr.Setpgid = true
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-wrapper, syscall.SIGKILL) })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peer []int
+	waitFor(t, "the wrapper's peer process", func() bool { peer = findProcs("peer-" + m); return len(peer) > 0 })
+	t.Cleanup(func() { syscall.Kill(peer[0], syscall.SIGKILL) })
+	running := func() bool {
+		for _, pid := range []int{wrapper, peer[0]} {
+			if st := procState(pid); st == "T" {
+				t.Fatalf("process %d of the caller's process group stopped (state T) after kill -STOP 0 inside, without a terminal\nstdout:\n%s\nstderr:\n%s", pid, out.String(), errb.String())
+			}
+		}
+		select {
+		case <-done:
+			return false
+		default:
+			return true
+		}
+	}
+	waitFor(t, "the wrapper to end", func() bool { return !running() })
+	if !strings.Contains(out.String(), "survived\n") || !strings.Contains(out.String(), "launcher exit 0\n") {
+		t.Errorf("want the sandbox's shell continued and the launcher's exit 0\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+}
+
+// TestPreexistingChildNotWaited: a child the process had before it became
+// the launcher (`sleep 600 & exec claude ...`) is not the launcher's: it
+// exits when its chain is done, while that child still runs, and sends the
+// child nothing.
+func TestPreexistingChildNotWaited(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	m := marker(t)
+	cmd := wrapped(s, m, `exec -a "bait-$1" sleep 600 </dev/null >/dev/null 2>&1 & shift; exec "$@"`, "--shell", "-c", "echo inside")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var bait []int
+	waitFor(t, "the pre-exec child", func() bool { bait = findProcs("bait-" + m); return len(bait) > 0 })
+	t.Cleanup(func() { syscall.Kill(bait[0], syscall.SIGKILL) })
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "inside\n") {
+			t.Errorf("launcher: %v, want exit 0 after the sandbox printed inside\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("gave up waiting (60s) for the launcher to exit: it waits for a child it did not start (its sandbox printed %q)\nstderr:\n%s", out.String(), errb.String())
+	}
+	if st := procState(bait[0]); st != "S" {
+		t.Errorf("the pre-exec child after the launcher's exit: state %q, want S (alive, sleeping)", st)
+	}
+	if p := pendingSignals(bait[0]); p != "SigPnd: 0000000000000000, ShdPnd: 0000000000000000" {
+		t.Errorf("the pre-exec child has signals pending: %s", p)
+	}
+}

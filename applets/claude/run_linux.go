@@ -95,7 +95,8 @@ func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs 
 			pending = false
 		}
 	}
-	if err := becomeSubreaper(); err != nil {
+	orphans, err := becomeSubreaper()
+	if err != nil {
 		return err
 	}
 
@@ -121,7 +122,7 @@ func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs 
 	done := make(chan struct{})
 	go forward(caught, done, j)
 	ws, err := j.wait()
-	reapOrphans()
+	orphans.reap()
 	close(done)
 	tty.restore()
 	if err != nil {

@@ -77,6 +77,16 @@ func (t *terminal) foreground() bool {
 	return err == nil && pgrp == unix.Getpgrp()
 }
 
+// controlling reports whether the launcher's terminal is its controlling
+// terminal (TIOCGPGRP answers only for that one).
+func (t *terminal) controlling() bool {
+	if t.saved == nil {
+		return false
+	}
+	_, err := unix.IoctlGetInt(t.fd, unix.TIOCGPGRP)
+	return err == nil
+}
+
 // lend gives the terminal to process group pgid, with the modes it had
 // when it was taken back, if the launcher is in the foreground; if the
 // window changed size meanwhile, the group gets the SIGWINCH it missed.

@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // The launcher's own bind sources are created in their parent as opened,
@@ -20,15 +21,15 @@ func checkSandboxHome(path string, uid int) func(r *hostpath.Resolved) error {
 		st := &r.Stat
 		switch {
 		case r.IsSymlink():
-			return fmt.Errorf("sandbox home %s is a symlink (to %q), not a directory: remove it or set CLAUDE_SBX_HOME to use another", path, linkTarget(r))
+			return fmt.Errorf("sandbox home %s is a symlink (to %q), not a directory: remove it or set CLAUDE_SBX_HOME to use another", quote.String(path), linkTarget(r))
 		case !r.IsDir():
-			return fmt.Errorf("sandbox home %s: not a directory (set CLAUDE_SBX_HOME to use another)", path)
+			return fmt.Errorf("sandbox home %s: not a directory (set CLAUDE_SBX_HOME to use another)", quote.String(path))
 		case int(st.Uid) != uid:
-			return fmt.Errorf("sandbox home %s: owned by uid %d, not by you (uid %d)", path, st.Uid, uid)
+			return fmt.Errorf("sandbox home %s: owned by uid %d, not by you (uid %d)", quote.String(path), st.Uid, uid)
 		case st.Mode&0o077 != 0:
 			// The agent can chmod its home; others must not read its
 			// state (API keys in .claude.json) or plant files there.
-			return fmt.Errorf("sandbox home %s has mode %04o, want 0700: chmod 700 %s", path, st.Mode&0o7777, path)
+			return fmt.Errorf("sandbox home %s has mode %04o, want 0700: chmod 700 %s", quote.String(path), st.Mode&0o7777, quote.String(path))
 		}
 		return nil
 	}
@@ -41,10 +42,10 @@ func checkSandboxHome(path string, uid int) func(r *hostpath.Resolved) error {
 
 func checkTmpParent(path, parent string, st *unix.Stat_t, uid int) error {
 	if o := int(st.Uid); o != 0 && o != uid {
-		return fmt.Errorf("private tmp %s: its directory %s is owned by uid %d: set CLAUDE_SBX_TMP to a directory of your own", path, parent, o)
+		return fmt.Errorf("private tmp %s: its directory %s is owned by uid %d: set CLAUDE_SBX_TMP to a directory of your own", quote.String(path), quote.String(parent), o)
 	}
 	if st.Mode&0o022 != 0 && st.Mode&unix.S_ISVTX == 0 {
-		return fmt.Errorf("private tmp %s: its directory %s is writable by others and not sticky: set CLAUDE_SBX_TMP to a directory of your own", path, parent)
+		return fmt.Errorf("private tmp %s: its directory %s is writable by others and not sticky: set CLAUDE_SBX_TMP to a directory of your own", quote.String(path), quote.String(parent))
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func checkPrivateTmp(path string, uid int) func(r *hostpath.Resolved) error {
 	return func(r *hostpath.Resolved) error {
 		var pst unix.Stat_t
 		if err := unix.Fstat(int(r.Parent.Fd()), &pst); err != nil {
-			return fmt.Errorf("private tmp %s: %w", path, err)
+			return fmt.Errorf("private tmp %s: %w", quote.String(path), err)
 		}
 		if err := checkTmpParent(path, filepath.Dir(r.Path), &pst, uid); err != nil {
 			return err
@@ -62,13 +63,13 @@ func checkPrivateTmp(path string, uid int) func(r *hostpath.Resolved) error {
 		st := &r.Stat
 		switch {
 		case r.IsSymlink():
-			return fmt.Errorf("private tmp %s is a symlink (to %q), not a directory: someone may have planted it: %s", path, linkTarget(r), fix)
+			return fmt.Errorf("private tmp %s is a symlink (to %q), not a directory: someone may have planted it: %s", quote.String(path), linkTarget(r), fix)
 		case !r.IsDir():
-			return fmt.Errorf("private tmp %s is not a directory: %s", path, fix)
+			return fmt.Errorf("private tmp %s is not a directory: %s", quote.String(path), fix)
 		case int(st.Uid) != uid:
-			return fmt.Errorf("private tmp %s is owned by uid %d, not by you (uid %d): another user may have created it: %s", path, st.Uid, uid, fix)
+			return fmt.Errorf("private tmp %s is owned by uid %d, not by you (uid %d): another user may have created it: %s", quote.String(path), st.Uid, uid, fix)
 		case st.Mode&0o7777 != 0o700:
-			return fmt.Errorf("private tmp %s has mode %04o, want 0700: run chmod 0700 %s", path, st.Mode&0o7777, path)
+			return fmt.Errorf("private tmp %s has mode %04o, want 0700: run chmod 0700 %s", quote.String(path), st.Mode&0o7777, quote.String(path))
 		}
 		return nil
 	}
@@ -82,11 +83,11 @@ func checkBinDir(path string, uid int) func(r *hostpath.Resolved) error {
 		st := &r.Stat
 		switch {
 		case !r.IsDir():
-			return fmt.Errorf("agent directory %s is not a directory: set CLAUDE_SBX_BINDIR to the directory claude-update installs to", path)
+			return fmt.Errorf("agent directory %s is not a directory: set CLAUDE_SBX_BINDIR to the directory claude-update installs to", quote.String(path))
 		case int(st.Uid) != uid && st.Uid != 0:
-			return fmt.Errorf("agent directory %s is owned by uid %d, not by you or root: set CLAUDE_SBX_BINDIR to a directory of your own", path, st.Uid)
+			return fmt.Errorf("agent directory %s is owned by uid %d, not by you or root: set CLAUDE_SBX_BINDIR to a directory of your own", quote.String(path), st.Uid)
 		case st.Mode&0o022 != 0:
-			return fmt.Errorf("agent directory %s is writable by group or others (mode %04o): run chmod go-w %s", path, st.Mode&0o7777, path)
+			return fmt.Errorf("agent directory %s is writable by group or others (mode %04o): run chmod go-w %s", quote.String(path), st.Mode&0o7777, quote.String(path))
 		}
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // A bind is made from an fd the launcher opened and checked: bwrap 0.8.0
@@ -137,7 +138,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			if try && errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", o.Src, err)}
+			return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", quote.String(o.Src), err)}
 		}
 		srcs = append(srcs, src{i: len(ops), r: r})
 		ops = append(ops, o)
@@ -184,7 +185,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			out.roots[r.ID()] = o.Src
 		}
 		if (o.IsWritable() || rule.exposeHome) && above[s.r.ID()] {
-			return nil, &bindError{o.Origin, fmt.Errorf("%s would expose your real home %s to the sandbox: name a directory of its own below it", o.Src, b.home)}
+			return nil, &bindError{o.Origin, fmt.Errorf("%s would expose your real home %s to the sandbox: name a directory of its own below it", quote.String(o.Src), quote.String(b.home))}
 		}
 		if err := out.checkHops(s.r); err != nil {
 			return nil, &bindError{o.Origin, err}
@@ -193,9 +194,9 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			// bwrap mounts it by path: no directory on the path may be
 			// one the agent can rename.
 			if id, in, err := hostpath.Within(s.r.Parent, out.roots); err != nil {
-				return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", o.Src, err)}
+				return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", quote.String(o.Src), err)}
 			} else if in {
-				return nil, &bindError{o.Origin, fmt.Errorf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", o.Src, out.roots[id])}
+				return nil, &bindError{o.Origin, fmt.Errorf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", quote.String(o.Src), quote.String(out.roots[id]))}
 			}
 			o.Src = s.r.Path
 			continue
@@ -213,16 +214,16 @@ func (b *bound) checkHops(r *hostpath.Resolved) error {
 	for _, h := range r.Hops {
 		id, in, err := hostpath.Within(h.Dir, b.roots)
 		if err != nil {
-			return fmt.Errorf("%s: %w", h.Path, err)
+			return fmt.Errorf("%s: %w", quote.String(h.Path), err)
 		}
 		if in {
-			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", h.Path, b.roots[id])
+			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", quote.String(h.Path), quote.String(b.roots[id]))
 		}
 		// The default project is any directory below the home but its
 		// dot-directories: an earlier sandbox may have written there.
 		if rel, ok := strings.CutPrefix(filepath.Dir(h.Path), b.home+"/"); ok && b.home != "" && !strings.HasPrefix(rel, ".") {
 			top, _, _ := strings.Cut(rel, "/")
-			return fmt.Errorf("%s is a symlink in %s, which an earlier sandbox may have written as its project: remove it (the agent may have made it) or name the real path", h.Path, filepath.Join(b.home, top))
+			return fmt.Errorf("%s is a symlink in %s, which an earlier sandbox may have written as its project: remove it (the agent may have made it) or name the real path", quote.String(h.Path), quote.String(filepath.Join(b.home, top)))
 		}
 	}
 	return nil
@@ -246,15 +247,15 @@ func (b *bound) inWritable(r *hostpath.Resolved) (string, error) {
 func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 	r, err := hostpath.Open(home, true)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %w", home, err)
+		return nil, fmt.Errorf("your home %s: %w", quote.String(home), err)
 	}
 	defer r.Close()
 	if !r.IsDir() {
-		return nil, fmt.Errorf("your home %s is not a directory: set HOME", home)
+		return nil, fmt.Errorf("your home %s is not a directory: set HOME", quote.String(home))
 	}
 	ids, err := hostpath.Ancestors(r.File)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %w", home, err)
+		return nil, fmt.Errorf("your home %s: %w", quote.String(home), err)
 	}
 	m := map[hostpath.ID]bool{}
 	for _, id := range ids {
@@ -269,7 +270,7 @@ func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 func openOrParent(path string, rule srcRule) (parent, r *hostpath.Resolved, err error) {
 	parent, err = hostpath.Open(filepath.Dir(path), true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(path), err)
 	}
 	if rule.checkParent != nil {
 		if err := rule.checkParent(parent); err != nil {
@@ -283,7 +284,7 @@ func openOrParent(path string, rule srcRule) (parent, r *hostpath.Resolved, err 
 	}
 	parent.Close()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(path), err)
 	}
 	return nil, r, nil
 }
@@ -295,21 +296,21 @@ func createDir(parent *hostpath.Resolved, path string, rule srcRule) (*hostpath.
 	if err := unix.Mkdirat(int(parent.File.Fd()), base, 0o700); errors.Is(err, unix.EEXIST) {
 		made = false
 	} else if err != nil {
-		return nil, fmt.Errorf("%s %s: mkdir: %w", rule.name, path, err)
+		return nil, fmt.Errorf("%s %s: mkdir: %w", rule.name, quote.String(path), err)
 	}
 	r, err := parent.Child(base)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
+		return nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(path), err)
 	}
 	if made && r.IsDir() {
 		// Whatever the umask: through the fd, so exactly what was made.
 		if err := os.Chmod(fmt.Sprintf("/proc/self/fd/%d", r.File.Fd()), 0o700); err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
+			return nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(path), err)
 		}
 		if err := unix.Fstat(int(r.File.Fd()), &r.Stat); err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
+			return nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(path), err)
 		}
 	}
 	if err := rule.check(r); err != nil {

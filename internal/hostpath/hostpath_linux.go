@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // MaxHops is the most symlinks one walk follows (as the kernel's ELOOP).
@@ -90,7 +92,7 @@ type Error struct {
 	Err  error
 }
 
-func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *Error) Error() string { return quote.String(e.Path) + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
 // Open walks the absolute path from "/". A final symlink is followed when

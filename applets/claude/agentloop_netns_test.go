@@ -269,10 +269,13 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 
 	proj := userProject(t, s, "proj")
 	// WebFetch asks claude.ai about the domain first unless told not to.
-	claudeDir := filepath.Join(s.Home, ".claude-home", ".claude")
+	claudeDir := filepath.Join(projectHome(t, s, proj), ".claude")
 	mkUserDir(t, s, filepath.Dir(claudeDir))
-	if err := os.Chmod(filepath.Dir(claudeDir), 0o700); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{filepath.Dir(filepath.Dir(claudeDir)), filepath.Dir(claudeDir)} {
+		s.User.Chown(t, d)
+		if err := os.Chmod(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
 	}
 	mkUserDir(t, s, claudeDir)
 	writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)

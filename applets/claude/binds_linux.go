@@ -14,7 +14,14 @@ func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
 	// Every bind from an fd checked on the host, bwrap's first after the
 	// args and the seccomp program. The sandbox home and the private tmp
 	// are made here when missing.
-	b := binder{home: home, writable: l.Writable, rules: dirRules(k, uid)}
+	// A per-project home's directory and the shared login are made
+	// first (homes_linux.go).
+	if err := ensureHomes(l, k.sandboxHome, uid); err != nil {
+		return nil, err
+	}
+	rules := dirRules(k, uid)
+	homeRules(rules, l, uid)
+	b := binder{home: home, writable: l.Writable, rules: rules}
 	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
 	if err != nil {
 		var be *bindError

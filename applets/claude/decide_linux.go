@@ -17,7 +17,7 @@ func decide(o options, in inputs) (*sandbox.Launch, error) {
 	self, _ := os.Executable()
 	spec := sandbox.Spec{
 		UID: uid, User: userName, Home: home, Pwd: pwd,
-		SandboxHome: k.sandboxHome, Tmp: k.tmp, BinDir: k.binDir,
+		SandboxHome: k.sandboxHome, Homes: filepath.Join(home, homesName), Tmp: k.tmp, BinDir: k.binDir,
 		Netns: k.netns, NetnsEnter: filepath.Join(buildinfo.Prefix, "bin", "netns-enter"),
 		Network:  networkFacts(o.hostNetwork),
 		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,

@@ -39,8 +39,8 @@ func TestE2EAgent(t *testing.T) {
 		t.Fatalf("claude mcp list through the sandbox: %v", r)
 	}
 	for _, name := range []string{".claude.json", ".claude"} {
-		if _, err := os.Stat(filepath.Join(s.Home, ".claude-home", name)); err != nil {
-			t.Errorf("%s not in ~/.claude-home: %v", name, err)
+		if _, err := os.Stat(filepath.Join(projectHome(t, s, s.Home), name)); err != nil {
+			t.Errorf("%s not in the sandbox home: %v", name, err)
 		}
 		if _, err := os.Lstat(filepath.Join(s.Home, name)); err == nil {
 			t.Errorf("%s written to the real home", name)

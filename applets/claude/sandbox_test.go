@@ -82,13 +82,14 @@ func TestSandboxHomePersists(t *testing.T) {
 	if got := strings.TrimSpace(r.Stdout); got != s.Home {
 		t.Errorf("sandbox starts in %q, want %q", got, s.Home)
 	}
-	b, err := os.ReadFile(filepath.Join(s.Home, ".claude-home", "persist"))
+	sh := projectHome(t, s, s.Home)
+	b, err := os.ReadFile(filepath.Join(sh, "persist"))
 	if err != nil || strings.TrimSpace(string(b)) != m {
-		t.Fatalf("~/persist not in ~/.claude-home on the host: %q, %v", b, err)
+		t.Fatalf("~/persist not in the sandbox home %s on the host: %q, %v", sh, b, err)
 	}
-	fi, err := os.Stat(filepath.Join(s.Home, ".claude-home"))
+	fi, err := os.Stat(sh)
 	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("~/.claude-home mode = %v, %v; want 0700", fi.Mode(), err)
+		t.Errorf("sandbox home mode = %v, %v; want 0700", fi.Mode(), err)
 	}
 	r = s.Shell(t, `cat ~/persist`)
 	mustOK(t, r)
@@ -540,7 +541,7 @@ func TestDryRunStartsNothing(t *testing.T) {
 	if strings.Contains(r.Stdout, "started\n") && !strings.Contains(r.Stdout, "'echo started'") {
 		t.Errorf("dry run ran the command: %v", r)
 	}
-	for _, p := range []string{filepath.Join(s.Home, ".claude-home"), s.Tmp} {
+	for _, p := range []string{filepath.Join(s.Home, ".claude-home"), filepath.Join(s.Home, ".claude-homes"), s.Tmp} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("dry run created %s", p)
 		}
@@ -636,8 +637,9 @@ func TestPlantedSymlinkRefused(t *testing.T) {
 	mustOK(t, s.Shell(t, "ln -s /oldroot"+target+" ~/.config"))
 	s.WriteConfig(t, "ro /etc/hosts ~/.config/git/config\n")
 	r := s.Shell(t, "echo started")
-	want := "claude: ~/.claude-sandbox-init:1: ro: " + filepath.Join(s.Home, ".claude-home", ".config") +
-		" is a symlink in " + filepath.Join(s.Home, ".claude-home") +
+	sh := projectHome(t, s, s.Home)
+	want := "claude: ~/.claude-sandbox-init:1: ro: " + filepath.Join(sh, ".config") +
+		" is a symlink in " + sh +
 		", which the sandbox can write: remove it (the agent may have made it) or name the real path\n"
 	if r.Code != 2 || r.Stderr != want || strings.Contains(r.Stdout, "started") {
 		t.Errorf("planted symlink: %v\nwant exit 2 and stderr %q", r, want)
@@ -653,7 +655,7 @@ func TestSandboxHomeModeChecked(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	mustOK(t, s.Shell(t, "chmod 0777 ~"))
 	r := s.Shell(t, "echo started")
-	sh := filepath.Join(s.Home, ".claude-home")
+	sh := projectHome(t, s, s.Home)
 	want := "claude: sandbox home " + sh + " has mode 0777, want 0700: chmod 700 " + sh + "\n"
 	if r.Code != 1 || r.Stderr != want || strings.Contains(r.Stdout, "started") {
 		t.Errorf("world-writable sandbox home: %v\nwant exit 1 and stderr %q", r, want)

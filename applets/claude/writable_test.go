@@ -202,6 +202,7 @@ func TestKnobsCannotExposeHome(t *testing.T) {
 			os.WriteFile(filepath.Join(s.Home, "claude"), []byte(testutil.FakeAgent), 0o755)
 		}, 1, "claude: " + link + " would expose your real home " + s.Home + " to the sandbox: name a directory of its own below it\n"},
 		{"sandbox home is a symlink", nil, func() {
+			s.WriteConfig(t, "home shared\n")
 			os.RemoveAll(sh)
 			os.Symlink(s.Home, sh)
 			s.User.Chown(t, sh)
@@ -418,6 +419,10 @@ func TestNothingCreatedThroughPlantedLink(t *testing.T) {
 	for _, knob := range []string{"CLAUDE_SBX_TMP", "CLAUDE_SBX_HOME"} {
 		t.Run(knob, func(t *testing.T) {
 			s.Env = []string{knob + "=" + filepath.Join(link, "made")}
+			if knob == "CLAUDE_SBX_HOME" {
+				// The shared home is made only where it is used.
+				s.WriteConfig(t, "rw "+proj+"\nhome shared\n")
+			}
 			r := s.Shell(t, "echo started")
 			want := "claude: " + link + " is a symlink in " + proj + ", which the sandbox can write: remove it (the agent may have made it) or name the real path\n"
 			if r.Code != 1 || r.Stderr != want || r.Stdout != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	qname "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -60,7 +61,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 				return nil
 			}
 			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%s: %s does not exist (use %s-try to skip a missing path)", d.Name, src, strings.TrimSuffix(d.Name, "-try"))
+				return fmt.Errorf("%s: %s does not exist (use %s-try to skip a missing path)", d.Name, qname.String(src), strings.TrimSuffix(d.Name, "-try"))
 			}
 			return fmt.Errorf("%s: %w", d.Name, err)
 		}
@@ -96,12 +97,12 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		}
 	case sandboxcfg.Chdir:
 		if !l.Visible(h, a[0]) {
-			return fmt.Errorf("chdir: %s is not visible in the sandbox", a[0])
+			return fmt.Errorf("chdir: %s is not visible in the sandbox", qname.String(a[0]))
 		}
 		p.Chdir = a[0]
 	case sandboxcfg.Command:
 		if !l.Visible(h, a[0]) {
-			return fmt.Errorf("command: %s is not visible in the sandbox", a[0])
+			return fmt.Errorf("command: %s is not visible in the sandbox", qname.String(a[0]))
 		}
 		*command = append([]string(nil), a...)
 	case sandboxcfg.Bwrap:
@@ -119,7 +120,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
-	case sandboxcfg.Project, sandboxcfg.Git:
+	case sandboxcfg.Project, sandboxcfg.Git, sandboxcfg.Home:
 		// Decided before the config's mounts (project.go, agentgit.go).
 	case sandboxcfg.Network:
 		// Decided before the plan (network.go).
@@ -139,6 +140,14 @@ type mount struct{ inside, host string }
 // an earlier session).
 func writableMounts(s Spec) ([]mount, error) {
 	ms := []mount{{s.Home, s.SandboxHome}, {"/tmp", s.Tmp}}
+	// Every sandbox home: the shared one and those of other projects
+	// were written by other starts (home.go).
+	if s.sharedHome != "" && s.sharedHome != s.SandboxHome {
+		ms = append(ms, mount{"", s.sharedHome})
+	}
+	if s.Homes != "" {
+		ms = append(ms, mount{"", s.Homes})
+	}
 	for _, d := range s.Config {
 		switch d.Name {
 		case sandboxcfg.RW, sandboxcfg.RWTry, sandboxcfg.Dev, sandboxcfg.DevTry:
@@ -237,7 +246,7 @@ func noSymlinkBelow(h Host, root, host, p string) error {
 			return nil // missing: bwrap creates a directory, not a link
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", cur, host)
+			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", qname.String(cur), qname.String(host))
 		}
 	}
 	return nil

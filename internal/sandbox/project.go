@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	qname "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -71,14 +72,14 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 	if rw {
 		// What the host runs must not lie where the sandbox writes.
 		if p := s.hostRuns(h, dir); p != "" {
-			pp.notShown = fmt.Sprintf("its project %s holds %s, which the host runs or reads", dir, p)
+			pp.notShown = fmt.Sprintf("its project %s holds %s, which the host runs or reads", qname.String(dir), p)
 			pp.fix = fmt.Sprintf("add `project ro` to %s to show it read-only", s.ConfigName)
 			return pp, nil
 		}
 	}
 	// bwrap makes the mount point's parents in the sandbox home.
 	if err := noSymlinkBelow(h, home, s.SandboxHome, dir); err != nil {
-		return pp, fmt.Errorf("project %s: %w", dir, err)
+		return pp, fmt.Errorf("project %s: %w", qname.String(dir), err)
 	}
 	kind, how := bwrap.Bind, "read-write"
 	if !rw {
@@ -108,9 +109,9 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 	case !under(pwd, home):
 		pp.notShown = "it is not below your home"
 		if systemDir(pwd) {
-			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+			pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", qname.String(pwd), s.ConfigName)
 		} else {
-			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", pwd, s.ConfigName)
+			pp.fix = fmt.Sprintf("add `rw %s` (or ro) to %s to show it", qname.String(pwd), s.ConfigName)
 		}
 		return "", "", pp
 	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
@@ -122,8 +123,8 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 	}
 	rel := strings.TrimPrefix(pwd, home+"/")
 	if top, _, _ := strings.Cut(rel, "/"); strings.HasPrefix(top, ".") {
-		pp.notShown = fmt.Sprintf("it is in ~/%s, which holds settings or secrets, not projects", top)
-		pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", pwd, s.ConfigName)
+		pp.notShown = fmt.Sprintf("it is in ~/%s, which holds settings or secrets, not projects", qname.String(top))
+		pp.fix = fmt.Sprintf("add `ro %s` to %s to show it", qname.String(pwd), s.ConfigName)
 		return "", "", pp
 	}
 	dir, why = pwd, "the working directory"
@@ -180,7 +181,7 @@ func (s Spec) hostRuns(h Host, dir string) string {
 		}
 		for _, c := range []string{v, real} {
 			if under(dir, c) && c != s.Home && !under(s.Home, c) {
-				return fmt.Sprintf("%s (in $%s %s)", dir, k, v)
+				return fmt.Sprintf("%s (in $%s %s)", qname.String(dir), k, qname.String(v))
 			}
 		}
 	}
@@ -244,7 +245,7 @@ func (s Spec) hostRuns(h Host, dir string) string {
 			// The project itself, something in it, or a directory
 			// that holds it (other than the home and above).
 			if real == dir || under(real, dir) || (under(dir, real) && real != s.Home && !under(s.Home, real)) {
-				return fmt.Sprintf("%s (the target of %s)", real, l)
+				return fmt.Sprintf("%s (the target of %s)", qname.String(real), qname.String(l))
 			}
 		}
 	}

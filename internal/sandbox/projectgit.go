@@ -1,6 +1,10 @@
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+
+	qname "github.com/claude-sandbox/claude-sandbox/internal/quote"
+)
 
 // finishProject runs after the config: it starts in the working directory
 // if the config showed it, says so if nothing did, and keeps every git
@@ -13,7 +17,7 @@ func (l *Launch) finishProject(h Host, s Spec, pp projectPlan) error {
 		pp.notShown = ""
 	}
 	if pp.notShown != "" {
-		msg := fmt.Sprintf("the working directory %s is not visible in the sandbox: %s", s.Pwd, pp.notShown)
+		msg := fmt.Sprintf("the working directory %s is not visible in the sandbox: %s", qname.String(s.Pwd), pp.notShown)
 		if pp.fix != "" {
 			msg += "; " + pp.fix
 		}

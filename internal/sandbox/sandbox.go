@@ -47,8 +47,15 @@ type Spec struct {
 	// Pwd is the physical working directory ("" if unknown).
 	Pwd string
 	// SandboxHome and Tmp are the host directories bound at Home and /tmp.
+	// SandboxHome is the home every project shares (`home shared`).
 	SandboxHome string
 	Tmp         string
+	// Homes holds a sandbox home per project, the shared login and the
+	// common settings (home.go); "" shares SandboxHome in every project.
+	Homes string
+	// sharedHome is SandboxHome as given, once chooseHome has set
+	// SandboxHome to the home of this start.
+	sharedHome string
 	// BinDir holds the agent binary `claude`.
 	BinDir string
 	// Netns is the network namespace to enter if it is active.
@@ -100,6 +107,10 @@ type Launch struct {
 	// EnvRemoved and EnvSet describe the environment changes.
 	EnvRemoved []string
 	EnvSet     []string
+	// SandboxHome is the sandbox home of this start; Homes is Spec.Homes
+	// when it is a per-project home, else "".
+	SandboxHome string
+	Homes       string
 	// Writable are the host paths the sandbox can write besides the
 	// plan's writable binds: the config's rw and dev binds whose condition
 	// does not hold now (the agent may have written there before).
@@ -135,9 +146,15 @@ func Build(h Host, s Spec) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Kernel file systems, scratch space, the home and the runtime
-	// directory (home.go).
-	l.homeAndScratch(h, s, net)
+	// The sandbox home, one per project unless `home shared`; kernel
+	// file systems, scratch space, the home and the runtime directory
+	// (home.go).
+	if s, err = l.chooseHome(h, s); err != nil {
+		return nil, err
+	}
+	if err := l.homeAndScratch(h, s, net); err != nil {
+		return nil, err
+	}
 	// The environment: scrub, then set ours; the chain's own (env.go).
 	// The config's setenv and unsetenv change both.
 	chain := l.environment(h, s, env, net.systemd)

@@ -3,7 +3,7 @@
 #
 # test-launcher   unit tests, and as root the sandbox tests as the test user
 # e2e-agent       the real agent (scripts/fetch-agent, cached) through the
-#                 sandbox as the test user: --version, state in ~/.claude-home
+#                 sandbox as the test user: --version, state in its sandbox home
 # bench-launcher  claude --shell -c true against bare bwrap, median and ratio
 # fuzz-launcher   fuzz the ~/.claude-sandbox-init parser and the git index reader
 

@@ -106,19 +106,33 @@ func ensureHomes(l *sandbox.Launch, sharedHome string, uid int) error {
 	}
 	defer r.Close()
 	path := filepath.Join(l.Homes, sandbox.CredentialsName)
-	fd, err := unix.Openat(int(r.File.Fd()), sandbox.CredentialsName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if errors.Is(err, unix.EEXIST) {
+	dir := int(r.File.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, sandbox.CredentialsName, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
 		return nil // checked when it is bound
 	}
+	// Written under another name and put in place only if still missing,
+	// so that a start beside this one never binds a half-written login.
+	tmp := fmt.Sprintf(".%s.%d", sandbox.CredentialsName, os.Getpid())
+	unix.Unlinkat(dir, tmp, 0) // left by a launcher killed here
+	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("shared login %s: %w", quote.String(path), err)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
-	if err := unix.Fchmod(fd, 0o600); err != nil {
-		return fmt.Errorf("shared login %s: %w", quote.String(path), err)
+	err = unix.Fchmod(fd, 0o600)
+	if err == nil {
+		_, err = f.Write(seedLogin(sharedHome, uid))
 	}
-	if _, err := f.Write(seedLogin(sharedHome, uid)); err != nil {
+	if err == nil {
+		err = unix.Renameat2(dir, tmp, dir, sandbox.CredentialsName, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EEXIST) {
+			err = nil
+		}
+	}
+	unix.Unlinkat(dir, tmp, 0)
+	if err != nil {
 		return fmt.Errorf("shared login %s: %w", quote.String(path), err)
 	}
 	return nil

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // ensureAgentGit makes the directory of the agent's own repository (git
@@ -26,9 +28,9 @@ func ensureAgentGit(path string, uid int) error {
 		case err != nil:
 			return fmt.Errorf("agent's git repository: %w", err)
 		case !fi.IsDir():
-			return fmt.Errorf("agent's git repository: %s is not a directory: remove it", d)
+			return fmt.Errorf("agent's git repository: %s is not a directory: remove it", quote.String(d))
 		case fileOwner(fi) != uid:
-			return fmt.Errorf("agent's git repository: %s is owned by uid %d, not by you (uid %d): remove it", d, fileOwner(fi), uid)
+			return fmt.Errorf("agent's git repository: %s is owned by uid %d, not by you (uid %d): remove it", quote.String(d), fileOwner(fi), uid)
 		}
 	}
 	return nil

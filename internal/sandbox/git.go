@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Git on the host executes what a repository's .git names: hooks,
@@ -189,9 +191,9 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
-		return g.fail("%s: %v", dotgit, err)
+		return g.fail("%s: %v", qt.String(dotgit), err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return g.fail("%s is a symlink", dotgit)
+		return g.fail("%s is a symlink", qt.String(dotgit))
 	}
 	if err := g.readOnly(dotgit); err != nil {
 		return err
@@ -202,7 +204,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		// git init --separate-git-dir).
 		b, err := g.h.ReadFile(dotgit)
 		if err != nil {
-			return g.fail("%s: %v", dotgit, err)
+			return g.fail("%s: %v", qt.String(dotgit), err)
 		}
 		line, _, _ := strings.Cut(string(b), "\n")
 		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
@@ -220,7 +222,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	}
 	common := gitdir
 	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return g.fail("%s: %v", filepath.Join(gitdir, "commondir"), err)
+		return g.fail("%s: %v", qt.String(filepath.Join(gitdir, "commondir")), err)
 	} else if err == nil {
 		p := strings.TrimSpace(string(b))
 		if !filepath.IsAbs(p) {
@@ -240,7 +242,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	for _, f := range wts {
 		b, err := g.h.ReadFile(f)
 		if err != nil {
-			return g.fail("%s: %v", f, err)
+			return g.fail("%s: %v", qt.String(f), err)
 		}
 		p := filepath.Clean(strings.TrimSpace(string(b)))
 		if filepath.IsAbs(p) && filepath.Base(p) == ".git" && under(p, g.src) {
@@ -255,11 +257,16 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		return nil
 	}
 	if err != nil {
-		return g.fail("%s: %v", index, err)
+		return g.fail("%s: %v", qt.String(index), err)
 	}
 	subs, err := gitlinks(b)
+	if err != nil && !errors.Is(err, errSplitIndex) {
+		// The agent may have made it (a new sub/.git): say which file
+		// to remove.
+		return fmt.Errorf("%s: %w: remove this file (in a repository of yours, git reset makes it anew)", qt.String(index), err)
+	}
 	if err != nil {
-		return g.fail("%s: %v", index, err)
+		return g.fail("%s: %v", qt.String(index), err)
 	}
 	for _, sub := range subs {
 		if err := g.submodule(wt, sub, depth); err != nil {
@@ -296,7 +303,7 @@ func (g *gitGuard) nested(dir string) error {
 // or the whole directory while it has none (so the agent cannot make one).
 func (g *gitGuard) submodule(wt, sub string, depth int) error {
 	if !filepath.IsLocal(sub) {
-		return g.fail("%s: submodule path %q leaves the work tree", wt, sub)
+		return g.fail("%s: submodule path %s leaves the work tree", qt.String(wt), strconv.Quote(sub))
 	}
 	dir := filepath.Join(wt, sub)
 	if err := g.noSymlinks(dir); err != nil {
@@ -305,11 +312,11 @@ func (g *gitGuard) submodule(wt, sub string, depth int) error {
 	fi, err := g.h.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return g.fail("submodule %s is missing (run git submodule update or git checkout -- %s on the host)", dir, sub)
+		return g.fail("submodule %s is missing (run git submodule update or git checkout -- %s on the host)", qt.String(dir), qt.String(sub))
 	case err != nil:
-		return g.fail("submodule %s: %v", dir, err)
+		return g.fail("submodule %s: %v", qt.String(dir), err)
 	case !fi.IsDir():
-		return g.fail("submodule %s is not a directory", dir)
+		return g.fail("submodule %s is not a directory", qt.String(dir))
 	}
 	if _, err := g.h.Lstat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
 		return g.readOnly(dir)
@@ -342,7 +349,7 @@ func (g *gitGuard) readOnly(p string) error {
 	}
 	rel, err := filepath.Rel(g.src, p)
 	if err != nil || rel == "." || !filepath.IsLocal(rel) {
-		return g.fail("%s is not below %s", p, g.src)
+		return g.fail("%s is not below %s", qt.String(p), qt.String(g.src))
 	}
 	inside := filepath.Join(g.dest, rel)
 	i, r := g.l.covering(inside, g.base)
@@ -371,7 +378,7 @@ func (g *gitGuard) noSymlinks(p string) error {
 			return nil
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			return g.fail("%s is a symlink in %s, which the sandbox can write (the agent may have made it)", cur, g.src)
+			return g.fail("%s is a symlink in %s, which the sandbox can write (the agent may have made it)", qt.String(cur), qt.String(g.src))
 		}
 	}
 	return nil

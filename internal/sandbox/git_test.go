@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -102,8 +104,17 @@ func TestGitlinksMalformed(t *testing.T) {
 func FuzzGitlinks(f *testing.F) {
 	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00" + strings.Repeat("\x00", 20)))
 	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x01"))
+	f.Add(craftedIndex(300))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		links, err := gitlinks(b)
+		runtime.ReadMemStats(&after)
+		// Each of the two readings (SHA-1, SHA-256) keeps at most four
+		// times the file in names, a name buffer, and the slice.
+		if got, bound := after.TotalAlloc-before.TotalAlloc, uint64(16*len(b)+1<<20); got > bound {
+			t.Errorf("gitlinks of %d bytes allocated %d bytes, want at most %d", len(b), got, bound)
+		}
 		if err == nil {
 			for _, l := range links {
 				if l == "" {
@@ -303,7 +314,11 @@ func TestProtectGitRefuses(t *testing.T) {
 			h.files[p+"/.git/commondir"] = "/home/u/other"
 		}, p + "/.git/commondir: open " + p + "/.git/commondir: too many levels of symbolic links" + fix},
 		{"a broken index", nil, func(h *fakeHost) { h.contents[p+"/.git/index"] = "DIRC\x00\x00\x00\x02\x00\x00\x00\x05junk" },
-			p + "/.git/index: malformed git index" + fix},
+			p + "/.git/index: malformed git index: 5 entries do not fit in 16 bytes: remove this file (in a repository of yours, git reset makes it anew)"},
+		{"a crafted index", nil, func(h *fakeHost) { h.contents[p+"/.git/index"] = string(craftedIndex(5000)) },
+			p + "/.git/index: malformed git index: submodule paths longer than 1304224 bytes in all: remove this file (in a repository of yours, git reset makes it anew)"},
+		{"a submodule name with escapes", []string{"x\x1b]0;pwned\x07"}, nil,
+			`submodule "` + p + `/x\x1b]0;pwned\a" is missing (run git submodule update or git checkout -- "x\x1b]0;pwned\a" on the host)` + fix},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -374,5 +389,43 @@ func TestProtectGitNested(t *testing.T) {
 	want = append([]string{"/home/u/projects/.git at /home/u/projects/.git"}, want...)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("with a .git in the project, read-only binds (-want +got):\n%s", diff)
+	}
+}
+
+// craftedIndex is a version 4 index of n gitlinks whose names grow by one
+// byte per entry, each taking the previous name whole and adding a byte,
+// with the 0xfff length flag that leaves the name's length unchecked.
+func craftedIndex(n int) []byte {
+	b := []byte("DIRC\x00\x00\x00\x04")
+	b = binary.BigEndian.AppendUint32(b, uint32(n))
+	for i := 0; i < n; i++ {
+		var e [62]byte
+		binary.BigEndian.PutUint32(e[24:], 0o160000)
+		binary.BigEndian.PutUint16(e[60:], 0xfff)
+		b = append(b, e[:]...)
+		b = append(b, 0, 'a'+byte(i%26), 0)
+	}
+	return append(b, make([]byte, 20)...)
+}
+
+// The index reader's memory is bounded by the file's size: a crafted
+// 2.6 MB version 4 index (made in a new sub/.git by the agent) is refused
+// having allocated far less than 32 MiB, not the gigabytes that building
+// each name anew would take.
+func TestGitlinksCraftedIndexBoundedMemory(t *testing.T) {
+	b := craftedIndex(40000)
+	if len(b) < 2_600_000 {
+		t.Fatalf("crafted index of %d bytes, want 2.6 MB", len(b))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	links, err := gitlinks(b)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "name longer than 4095 bytes") {
+		t.Errorf("gitlinks(crafted) = %d links, %v; want a name longer than 4095 bytes refused", len(links), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 32<<20 {
+		t.Errorf("gitlinks(crafted) allocated %d MiB, want under 32 MiB", got>>20)
 	}
 }

@@ -36,12 +36,39 @@ func gitlinks(b []byte) ([]string, error) {
 	return nil, firstErr
 }
 
+// pathMax is Linux's PATH_MAX: no longer name can be checked out, so no
+// index entry of a work tree has one.
+const pathMax = 4096
+
+// minEntry is the size of the smallest index entry: the fixed part and
+// the name's end (a NUL, padded for versions 2 and 3; a NUL and the length
+// of the prefix taken from the previous name for version 4).
+func minEntry(version uint32, hashLen int) int {
+	if version == 4 {
+		return 40 + hashLen + 2 + 2
+	}
+	return (40 + hashLen + 2 + 1 + 7) &^ 7
+}
+
+// readEntries reads the entries in memory bounded by the file's size:
+// the count must fit the file, each name is at most pathMax bytes, the
+// names of version 4 (prefix-compressed) are built in one buffer, and the
+// submodule paths kept total at most four times the file's size. A crafted
+// version 4 index whose names grow by a byte per entry would otherwise
+// make memory grow with the square of its size.
 func readEntries(b []byte, version uint32, hashLen int) ([]string, error) {
 	n := binary.BigEndian.Uint32(b[8:])
 	bad := errors.New("malformed git index")
+	if uint64(n) > uint64((len(b)-12)/minEntry(version, hashLen)) {
+		return nil, fmt.Errorf("malformed git index: %d entries do not fit in %d bytes", n, len(b))
+	}
+	budget := 4*len(b) + pathMax
 	off := 12
 	var links []string
-	var prev []byte
+	var name []byte
+	if version == 4 {
+		name = make([]byte, 0, pathMax)
+	}
 	empty := false
 	for i := uint32(0); i < n; i++ {
 		start := off
@@ -63,21 +90,24 @@ func readEntries(b []byte, version uint32, hashLen int) ([]string, error) {
 			off += 2
 		}
 		nameLen := int(flags & 0xfff)
-		var name []byte
 		if version == 4 {
 			strip, k := gitVarint(b[off:])
-			if k == 0 || strip > uint64(len(prev)) {
+			if k == 0 || strip > uint64(len(name)) {
 				return nil, bad
 			}
 			off += k
-			end := indexNUL(b, off)
+			end := indexNUL(b, off, pathMax)
 			if end < 0 {
 				return nil, bad
 			}
-			name = append(append([]byte(nil), prev[:len(prev)-int(strip)]...), b[off:end]...)
+			keep := len(name) - int(strip)
+			if keep+end-off >= pathMax {
+				return nil, fmt.Errorf("malformed git index: entry %d has a name longer than %d bytes", i, pathMax-1)
+			}
+			name = append(name[:keep], b[off:end]...)
 			off = end + 1
 		} else {
-			end := indexNUL(b, off)
+			end := indexNUL(b, off, pathMax)
 			if end < 0 {
 				return nil, bad
 			}
@@ -94,9 +124,11 @@ func readEntries(b []byte, version uint32, hashLen int) ([]string, error) {
 		// A split index leaves names out; it is refused below.
 		empty = empty || len(name) == 0
 		if mode == 0o160000 && !skip {
+			if budget -= len(name); budget < 0 {
+				return nil, fmt.Errorf("malformed git index: submodule paths longer than %d bytes in all", 4*len(b)+pathMax)
+			}
 			links = append(links, string(name))
 		}
-		prev = name
 	}
 	// Extensions, then the checksum.
 	for off+8 <= len(b)-hashLen {
@@ -116,8 +148,10 @@ func readEntries(b []byte, version uint32, hashLen int) ([]string, error) {
 	return links, nil
 }
 
-func indexNUL(b []byte, from int) int {
-	for i := from; i < len(b); i++ {
+// indexNUL returns the index of the first NUL in b at or after from and
+// less than max bytes after it (a name of at most max-1 bytes), or -1.
+func indexNUL(b []byte, from, max int) int {
+	for i := from; i < len(b) && i-from < max; i++ {
 		if b[i] == 0 {
 			return i
 		}

@@ -429,3 +429,12 @@ func TestGitlinksCraftedIndexBoundedMemory(t *testing.T) {
 		t.Errorf("gitlinks(crafted) allocated %d MiB, want under 32 MiB", got>>20)
 	}
 }
+
+// runtimeMem reads the bytes allocated so far.
+type runtimeMem struct{ total uint64 }
+
+func (m *runtimeMem) read() {
+	var s runtime.MemStats
+	runtime.ReadMemStats(&s)
+	m.total = s.TotalAlloc
+}

@@ -192,6 +192,79 @@ step commit git commit -qam inside
 			}
 		})
 	}
+
+	// What the repository's config names, and where .git's links
+	// point, lies in the work tree: each is read-only inside.
+	const erofs = "Read-only file system"
+	for _, tt := range []struct {
+		name string
+		// setup prepares the repository on the host.
+		setup   func(t *testing.T, s *testutil.Sandbox, proj string)
+		plant   string // the agent's steps (evil-hook and evil.cfg are at hand)
+		want    []string
+		hostGit [][]string
+	}{
+		{"husky", func(t *testing.T, s *testutil.Sandbox, proj string) {
+			mkUserDir(t, s, filepath.Join(proj, ".husky", "_"))
+			writeUserFile(t, s, filepath.Join(proj, ".husky", "_", ".gitignore"), "*\n", 0o644)
+			hostGit(t, s, proj, "config", "core.hooksPath", ".husky/_")
+		}, "step hook cp evil-hook .husky/_/pre-commit\nstep husky-hook cp evil-hook .husky/pre-commit\nstep status git status --short .husky\n",
+			[]string{
+				"== hook", "cp: cannot create regular file '.husky/_/pre-commit': " + erofs, "rc=1",
+				"== husky-hook", "cp: cannot create regular file '.husky/pre-commit': " + erofs, "rc=1",
+				"== status", "rc=0",
+			}, [][]string{{"commit", "-qam", "two"}}},
+		{"include", func(t *testing.T, s *testutil.Sandbox, proj string) {
+			writeUserFile(t, s, filepath.Join(proj, ".gitconfig"), "[diff]\n\trenames = true\n", 0o644)
+			hostGit(t, s, proj, "config", "include.path", "../.gitconfig")
+		}, "step include cp evil.cfg .gitconfig\n",
+			[]string{"== include", "cp: cannot create regular file '.gitconfig': " + erofs, "rc=1"},
+			[][]string{{"status"}}},
+		{"hooks symlink", func(t *testing.T, s *testutil.Sandbox, proj string) {
+			mkUserDir(t, s, filepath.Join(proj, "githooks"))
+			hooks := filepath.Join(proj, ".git", "hooks")
+			if err := os.RemoveAll(hooks); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../githooks", hooks); err != nil {
+				t.Fatal(err)
+			}
+			s.User.Chown(t, hooks)
+		}, "step hook cp evil-hook githooks/post-checkout\n",
+			[]string{"== hook", "cp: cannot create regular file 'githooks/post-checkout': " + erofs, "rc=1"},
+			[][]string{{"checkout", "-q", "other"}, {"checkout", "-q", "-"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			markers := filepath.Join(s.Home, "markers")
+			mkUserDir(t, s, markers)
+			proj := gitProject(t, s)
+			tt.setup(t, s, proj)
+			script := `set -u
+step() { echo "== $1"; shift; "$@" 2>&1; echo "rc=$?"; }
+printf '#!/bin/sh\ntouch ` + markers + `/hook\n' > evil-hook; chmod +x evil-hook
+printf '[core]\n\tfsmonitor = touch ` + markers + `/fsmonitor\n' > evil.cfg
+echo two > file
+` + tt.plant
+			cmd := s.Command("--shell", "-c", script)
+			cmd.Dir = proj
+			r := testutil.RunCommand(t, cmd)
+			mustOK(t, r)
+			if want := strings.Join(tt.want, "\n") + "\n"; r.Stdout != want {
+				t.Errorf("planting from inside:\n%s\nwant:\n%s\n(%v)", r.Stdout, want, r)
+			}
+			for _, args := range tt.hostGit {
+				tryHostGit(t, s, proj, args...)
+			}
+			ents, err := os.ReadDir(markers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ents {
+				t.Errorf("host git ran what the sandbox planted: marker %s", e.Name())
+			}
+		})
+	}
 }
 
 // TestAgentCommitsInItsOwnRepository: with `git commit` in the config the

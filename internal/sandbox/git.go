@@ -51,6 +51,10 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 	}
 	seen := map[string]bool{}
 	var targets []roTarget
+	c := &gitConsult{l: l, h: h, s: s, base: base, read: map[string]bool{}}
+	if err := c.readGlobal(); err != nil {
+		return err
+	}
 	for _, r := range roots {
 		if seen[r.inside] {
 			continue
@@ -64,7 +68,8 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
 			continue // not writable there, or another host path
 		}
-		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, base: base, seen: map[string]bool{}}
+		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, base: base, seen: map[string]bool{}, c: c}
+		c.guards = append(c.guards, g)
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
@@ -75,7 +80,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		}
 		targets = append(targets, g.ro...)
 	}
-	l.appendReadOnly(base, targets)
+	l.appendReadOnly(base, append(targets, c.ro...))
 	return l.useAgentGit(h, s, pp, base)
 }
 
@@ -84,6 +89,8 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 type roTarget struct {
 	host, inside string
 	mount        int
+	// why names the config entry that names it, "" for a .git.
+	why string
 }
 
 // appendReadOnly binds the targets read-only. First it binds each
@@ -147,6 +154,10 @@ next:
 		}
 		done = append(done, t.inside)
 		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: t.host, Dest: t.inside})
+		if t.why != "" {
+			l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads or runs it: "+t.why+")")
+			continue
+		}
 		l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads it; git commit fails inside)")
 	}
 }
@@ -169,6 +180,7 @@ type gitGuard struct {
 	base      int             // the plan's ops before protectGit
 	ro        []roTarget      // what to make read-only
 	seen      map[string]bool // work trees done
+	c         *gitConsult     // what git consults beyond .git
 }
 
 func (g *gitGuard) fail(format string, args ...any) error {
@@ -232,6 +244,9 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		if err := g.readOnlyIfInside(common); err != nil {
 			return err
 		}
+	}
+	if err := g.c.repo(wt, gitdir, common); err != nil {
+		return err
 	}
 	if depth >= maxSubmoduleDepth {
 		return nil
@@ -359,7 +374,7 @@ func (g *gitGuard) readOnly(p string) error {
 	if o := g.l.Plan.Ops[i]; !writableBind(o) || filepath.Join(o.Src, r) != p {
 		return nil // not writable inside, or not this host path
 	}
-	g.ro = append(g.ro, roTarget{p, inside, i})
+	g.ro = append(g.ro, roTarget{host: p, inside: inside, mount: i})
 	return nil
 }
 

@@ -1,0 +1,386 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
+)
+
+// What host git consults beyond a repository's .git: the files and
+// directories its config names (a hooks directory, included files, the
+// programs of fsmonitor, filters, diff and merge drivers, aliases), read
+// from the system, global and repository config files and what they
+// include, and the targets of the symlinks inside .git. A .git that is
+// read-only is no protection when its config says core.hooksPath =
+// .husky/_ (a directory the project ignores) or include.path =
+// ../.gitconfig: the agent writes there, and the user's next git commit or
+// git status on the host runs it. Each such path that lies where the
+// sandbox can write is bound read-only onto itself; where that cannot be
+// done (it does not exist, or a symlink the sandbox can write is on its
+// way), the start is refused.
+
+// gitConsult collects what git consults, for every repository of the
+// writable mounts (one gitGuard each), into its own read-only targets.
+type gitConsult struct {
+	l    *Launch
+	h    Host
+	s    Spec
+	base int
+	// global are the entries of the system and global config files
+	// (with their includes) naming paths; relative ones are relative
+	// to each repository's work tree.
+	global []gitNamed
+	guards []*gitGuard
+	ro     []roTarget
+	read   map[string]bool // config files read, by host path
+}
+
+// gitNamed is a config entry that names paths, and the file it is in.
+type gitNamed struct {
+	e       gitConfigEntry
+	file    string
+	names   []string
+	command bool
+}
+
+func (n gitNamed) where() string {
+	return fmt.Sprintf("%s in %s:%d", n.e.Var, qt.String(n.file), n.e.Line)
+}
+
+// globalGitConfigs are the config files every git run reads (besides the
+// repository's), in git's order: the system's, then the user's.
+func (c *gitConsult) globalGitConfigs() []string {
+	env := newEnv(c.s.Environ)
+	var files []string
+	if v, ok := env.get("GIT_CONFIG_SYSTEM"); ok && filepath.IsAbs(v) {
+		files = append(files, v)
+	}
+	files = append(files, "/etc/gitconfig")
+	xdg := filepath.Join(c.s.Home, ".config")
+	if v, ok := env.get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(v) {
+		xdg = v
+	}
+	files = append(files, filepath.Join(xdg, "git", "config"), filepath.Join(c.s.Home, ".gitconfig"))
+	if v, ok := env.get("GIT_CONFIG_GLOBAL"); ok && filepath.IsAbs(v) {
+		files = append(files, v)
+	}
+	return files
+}
+
+// readGlobal reads the system and global config files and protects what
+// they name by an absolute path.
+func (c *gitConsult) readGlobal() error {
+	for _, f := range c.globalGitConfigs() {
+		if err := c.readConfig(f, "", 0, &c.global); err != nil {
+			return err
+		}
+	}
+	for _, n := range c.global {
+		if err := c.protectNames(n, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repo protects what git consults for the repository with work tree wt,
+// git directory gitdir and common directory common.
+func (c *gitConsult) repo(wt, gitdir, common string) error {
+	named := append([]gitNamed(nil), c.global...)
+	local := []string{filepath.Join(common, "config"), filepath.Join(gitdir, "config.worktree")}
+	for _, f := range local {
+		if err := c.readConfig(f, "", 0, &named); err != nil {
+			return err
+		}
+	}
+	for _, n := range named {
+		if err := c.protectNames(n, wt); err != nil {
+			return err
+		}
+	}
+	return c.dotGitLinks(gitdir, common)
+}
+
+// readConfig reads config file f (an include of key when key is not "")
+// and, depth first, what it includes, appending the entries that name
+// paths to named.
+func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) error {
+	if depth > maxGitInclude {
+		return fmt.Errorf("%s: more than %d levels of git config includes", key, maxGitInclude)
+	}
+	real, err := c.resolve(f)
+	if err != nil {
+		return fmt.Errorf("git config %s: %w", qt.String(f), err)
+	}
+	if c.read[real] {
+		return nil
+	}
+	c.read[real] = true
+	b, err := c.h.ReadFile(real)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil // git reads nothing there either
+	}
+	if err != nil {
+		return fmt.Errorf("git config %s: %w", qt.String(f), err)
+	}
+	es, err := parseGitConfig(b)
+	if err != nil {
+		return fmt.Errorf("git config %s: %w: host git cannot read it either: fix it on the host", qt.String(f), err)
+	}
+	for _, e := range es {
+		names, command, include := gitNames(e)
+		if len(names) == 0 {
+			continue
+		}
+		n := gitNamed{e: e, file: f, names: names, command: command}
+		if !include {
+			*named = append(*named, n)
+			continue
+		}
+		p := c.expand(names[0], filepath.Dir(f))
+		if p == "" {
+			continue
+		}
+		if err := c.protect(p, n, true); err != nil {
+			return err
+		}
+		if err := c.readConfig(p, e.Var, depth+1, named); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// expand makes a path of a config value absolute as git does: ~/ is the
+// home, a relative path is relative to dir. It returns "" for what git
+// resolves elsewhere (~user/, %(prefix)/: the system's, not the sandbox's)
+// and for a relative path when there is no dir.
+func (c *gitConsult) expand(p, dir string) string {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		return filepath.Join(c.s.Home, p[1:])
+	case strings.HasPrefix(p, "~"), strings.HasPrefix(p, "%(prefix)/"):
+		return ""
+	case filepath.IsAbs(p):
+		return filepath.Clean(p)
+	case dir == "":
+		return ""
+	}
+	return filepath.Join(dir, p)
+}
+
+// protectNames protects the paths entry n names, relative ones relative to
+// the work tree wt (where git runs its commands and looks for a relative
+// core.hooksPath); with wt "", only the absolute ones.
+func (c *gitConsult) protectNames(n gitNamed, wt string) error {
+	if !n.command {
+		for _, name := range n.names {
+			p := c.expand(name, wt)
+			if p == "" {
+				continue
+			}
+			if err := c.protect(p, n, true); err != nil {
+				return err
+			}
+			// Husky's hooks directory (.husky/_) runs the hooks
+			// of the directory above it.
+			if n.e.Key == "hookspath" && filepath.Base(p) == "_" {
+				if err := c.protect(filepath.Dir(p), n, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for i, w := range n.names {
+		if v, ok := strings.CutPrefix(w, "$HOME/"); ok {
+			w = "~/" + v
+		} else if v, ok := strings.CutPrefix(w, "${HOME}/"); ok {
+			w = "~/" + v
+		}
+		switch {
+		case w == "" || w == "." || w == ".." || strings.Contains(w, "$"):
+			continue
+		case !strings.Contains(w, "/") && i == 0:
+			continue // looked up in PATH
+		}
+		p := c.expand(w, wt)
+		if p == "" || wt != "" && (p == wt || under(wt, p)) {
+			continue
+		}
+		// The program must be there; an argument that names no file
+		// is not a path.
+		if err := c.protect(p, n, i == 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dotGitLinks protects the targets of the symlinks in the git directory
+// and the common directory, in their hooks and in info: a read-only .git
+// whose hooks link to ../githooks runs what the agent writes there.
+func (c *gitConsult) dotGitLinks(dirs ...string) error {
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		for _, dir := range []string{d, filepath.Join(d, "hooks"), filepath.Join(d, "info")} {
+			if seen[dir] {
+				continue
+			}
+			seen[dir] = true
+			ents, _ := c.h.ReadDir(dir)
+			for _, e := range ents {
+				if e.Type()&fs.ModeSymlink == 0 {
+					continue
+				}
+				l := filepath.Join(dir, e.Name())
+				n := gitNamed{e: gitConfigEntry{Var: "a symlink"}, file: l}
+				real, err := c.resolve(l)
+				if err != nil {
+					return fmt.Errorf("git: %s: %w", qt.String(l), err)
+				}
+				if err := c.protect(real, n, true); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// protect binds host path p read-only wherever the sandbox could write it,
+// if it lies in a writable mount. A missing p there is refused when
+// mustExist (the agent could make it), else left alone.
+func (c *gitConsult) protect(p string, n gitNamed, mustExist bool) error {
+	real, err := c.resolve(p)
+	if err != nil {
+		return fmt.Errorf("%s names %s: %w", n.where(), qt.String(p), err)
+	}
+	places := c.writableAt(real)
+	if len(places) == 0 {
+		return nil
+	}
+	if _, err := c.h.Lstat(real); err != nil {
+		if !mustExist && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("%s names %s, which does not exist in %s, where the sandbox can write: create it on the host (an empty file or directory does) or remove the setting; or add `project ro` in %s",
+			n.where(), qt.String(p), qt.String(c.l.Plan.Ops[places[0].mount].Src), c.s.ConfigName)
+	}
+	for _, t := range places {
+		t.why = n.where()
+		c.ro = append(c.ro, t)
+	}
+	return nil
+}
+
+// protected reports whether host path p is, or is below, a path already
+// to be bound read-only.
+func (c *gitConsult) protected(p string) bool {
+	check := func(ts []roTarget) bool {
+		for _, t := range ts {
+			if p == t.host || under(p, t.host) {
+				return true
+			}
+		}
+		return false
+	}
+	if check(c.ro) {
+		return true
+	}
+	for _, g := range c.guards {
+		if check(g.ro) {
+			return true
+		}
+	}
+	return false
+}
+
+// writableAt returns where inside the sandbox can write host path p (a
+// path without symlinks), and the op that makes it writable there; none
+// when p is protected already.
+func (c *gitConsult) writableAt(p string) []roTarget {
+	if c.protected(p) {
+		return nil
+	}
+	var out []roTarget
+	ops := c.l.Plan.Ops[:c.base]
+	for j, o := range ops {
+		if !writableBind(o) {
+			continue
+		}
+		src := o.Src
+		rel, ok := relTo(p, src)
+		if !ok {
+			if real, err := c.h.EvalSymlinks(src); err == nil {
+				src = real
+				rel, ok = relTo(p, src)
+			}
+		}
+		if !ok {
+			continue
+		}
+		inside := filepath.Join(o.Dest, rel)
+		i, r := c.l.covering(inside, c.base)
+		if i != j {
+			if i < 0 || !writableBind(ops[i]) || filepath.Join(ops[i].Src, r) != filepath.Join(o.Src, rel) {
+				continue // shadowed inside by another mount
+			}
+		}
+		out = append(out, roTarget{host: p, inside: inside, mount: i})
+	}
+	return out
+}
+
+// writable reports whether host path p lies where the sandbox can write.
+func (c *gitConsult) writable(p string) bool { return len(c.writableAt(p)) > 0 }
+
+// resolve follows the symlinks of p as the host does and returns the path
+// reached; a symlink on the way that the sandbox can write is refused (the
+// agent could point it anywhere), as is a loop. What does not exist is
+// returned as written from there.
+func (c *gitConsult) resolve(p string) (string, error) {
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	cur := "/"
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := c.h.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest...)...), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if c.writable(next) {
+			return "", fmt.Errorf("%s is a symlink where the sandbox can write (the agent may have made it): replace it by what it names, on the host", qt.String(next))
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("%s: too many levels of symbolic links", qt.String(p))
+		}
+		t, err := c.h.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(cur, t)
+		}
+		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), rest...)
+		cur = "/"
+	}
+	return cur, nil
+}

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
+	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -14,9 +16,18 @@ func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
 		var ok bool
 		switch c.Name {
 		case sandboxcfg.PwdUnder:
+			// The working directory is physical: below DIR as
+			// written, DIR holds no symlink on its way.
 			ok = under(s.Pwd, c.Path)
 			if !ok {
-				if real, err := h.EvalSymlinks(c.Path); err == nil {
+				// Through a symlink only where the agent cannot
+				// have made or moved it (an agent in ~/src/mono
+				// replaces services/payments with a link to the
+				// home, and every project is below it).
+				if link, w := l.steeringLink(h, s, c.Path); link != "" {
+					l.notice(fmt.Sprintf("%s:%d: pwd-under: %s is reached through the symlink %s in %s, which the sandbox can write: not followed (the condition is false); name the real directory",
+						s.ConfigName, c.Line, qt.String(c.Path), qt.String(link), qt.String(w)))
+				} else if real, err := h.EvalSymlinks(c.Path); err == nil {
 					ok = under(s.Pwd, real)
 				}
 			}
@@ -91,4 +102,55 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 		}
 	}
 	return ""
+}
+
+// steeringLink returns the first symlink followed on the way to path that
+// lies where the agent decides (agentDecides), and that place; "" if none.
+func (l *Launch) steeringLink(h Host, s Spec, path string) (link, where string) {
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	cur := "/"
+	for hops := 0; len(rest) > 0 && hops <= 40; {
+		name := rest[0]
+		rest = rest[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := h.Lstat(next)
+		if err != nil {
+			return "", ""
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if w := l.agentDecides(h, s, next); w != "" {
+			return next, w
+		}
+		t, err := h.Readlink(next)
+		if err != nil {
+			return "", ""
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(cur, t)
+		}
+		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), rest...)
+		cur = "/"
+		hops++
+	}
+	return "", ""
+}
+
+// notice adds a notice once.
+func (l *Launch) notice(msg string) {
+	for _, n := range l.Notices {
+		if n == msg {
+			return
+		}
+	}
+	l.Notices = append(l.Notices, msg)
 }

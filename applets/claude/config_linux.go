@@ -22,6 +22,14 @@ func loadConfig(path string, uid int) (*hostpath.Resolved, []byte, error) {
 		r.Close()
 		return nil, nil, fmt.Errorf("%s: not a regular file", configName)
 	}
+	// Another name of the file (a dotfiles repository's copy, linked)
+	// may lie where the sandbox can write, and no walk of this one
+	// would show it.
+	if n := r.Stat.Nlink; n > 1 {
+		r.Close()
+		return nil, nil, fmt.Errorf("%s: the file has %d hard links: another name of it may lie where the sandbox can write, and the agent could rewrite it there; make it a plain file: cp %s %s.new && mv %s.new %s",
+			configName, n, configName, configName, configName, configName)
+	}
 	// Reopen the very file the walk found, for reading.
 	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", r.File.Fd()), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -249,7 +249,7 @@ func (s Spec) hostRuns(h Host, dir string) string {
 			}
 		}
 	}
-	return ""
+	return s.hardlinked(h, dir, pathDirs)
 }
 
 // configVars name files or directories of configuration that the user's

@@ -1,0 +1,16 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func statLinkCount(fi fs.FileInfo) (nlink, dev uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, false
+	}
+	return uint64(st.Nlink), uint64(st.Dev), true
+}

@@ -51,7 +51,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 	}
 	seen := map[string]bool{}
 	var targets []roTarget
-	c := &gitConsult{l: l, h: h, s: s, base: base, read: map[string]bool{}}
+	c := &gitConsult{l: l, h: h, s: s, base: base, read: map[string][]gitNamed{}}
 	if err := c.readGlobal(); err != nil {
 		return err
 	}

@@ -37,7 +37,9 @@ type gitConsult struct {
 	global []gitNamed
 	guards []*gitGuard
 	ro     []roTarget
-	read   map[string]bool // config files read, by host path
+	// read are the entries of each config file read (with its
+	// includes), by host path; nil while it is being read.
+	read map[string][]gitNamed
 }
 
 // gitNamed is a config entry that names paths, and the file it is in.
@@ -117,10 +119,18 @@ func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) err
 	if err != nil {
 		return fmt.Errorf("git config %s: %w", qt.String(f), err)
 	}
-	if c.read[real] {
+	if got, ok := c.read[real]; ok {
+		// Read for another repository, or being read: an include
+		// loop, which git refuses.
+		*named = append(*named, got...)
 		return nil
 	}
-	c.read[real] = true
+	c.read[real] = nil
+	var mine []gitNamed
+	defer func() {
+		c.read[real] = mine
+		*named = append(*named, mine...)
+	}()
 	b, err := c.h.ReadFile(real)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // git reads nothing there either
@@ -139,7 +149,7 @@ func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) err
 		}
 		n := gitNamed{e: e, file: f, names: names, command: command}
 		if !include {
-			*named = append(*named, n)
+			mine = append(mine, n)
 			continue
 		}
 		p := c.expand(names[0], filepath.Dir(f))
@@ -149,7 +159,7 @@ func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) err
 		if err := c.protect(p, n, true); err != nil {
 			return err
 		}
-		if err := c.readConfig(p, e.Var, depth+1, named); err != nil {
+		if err := c.readConfig(p, e.Var, depth+1, &mine); err != nil {
 			return err
 		}
 	}

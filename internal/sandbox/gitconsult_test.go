@@ -84,6 +84,38 @@ func TestGitConsulted(t *testing.T) {
 	}
 }
 
+// A config file included by two repositories names, relative to each work
+// tree, a path in each.
+func TestGitConsultedSharedInclude(t *testing.T) {
+	const top = "/home/u/projects"
+	h := gitHost(t)
+	h.files["/home/u/other/shared"] = "f"
+	h.contents["/home/u/other/shared"] = "[core]\n\thooksPath = .hooks\n"
+	for _, r := range []string{"p", "q"} {
+		for _, d := range []string{"", "/.git", "/.hooks"} {
+			h.files[top+"/"+r+d] = "d"
+		}
+		h.files[top+"/"+r+"/.git/config"] = "f"
+		h.contents[top+"/"+r+"/.git/config"] = "[include]\n\tpath = /home/u/other/shared\n"
+	}
+	s := baseSpec()
+	s.Pwd = top
+	l, err := Build(h, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"p", "q"} {
+		want := bwrap.Op{Kind: bwrap.ROBind, Src: top + "/" + r + "/.hooks", Dest: top + "/" + r + "/.hooks"}
+		found := false
+		for _, o := range l.Plan.Ops {
+			found = found || cmp.Equal(o, want, ignoreOrigin)
+		}
+		if !found {
+			t.Errorf("no %v in %v", want, l.Plan.Ops)
+		}
+	}
+}
+
 func TestGitConsultedRefused(t *testing.T) {
 	const p = "/home/u/projects/p"
 	tests := []struct {

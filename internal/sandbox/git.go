@@ -155,10 +155,10 @@ next:
 		done = append(done, t.inside)
 		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: t.host, Dest: t.inside})
 		if t.why != "" {
-			l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads or runs it: "+t.why+")")
+			l.Notes = append(l.Notes, "git: "+qt.String(t.host)+" read-only (host git reads or runs it: "+t.why+")")
 			continue
 		}
-		l.Notes = append(l.Notes, "git: "+t.host+" read-only (host git reads it; git commit fails inside)")
+		l.Notes = append(l.Notes, "git: "+qt.String(t.host)+" read-only (host git reads it; git commit fails inside)")
 	}
 }
 

@@ -208,6 +208,20 @@ step commit git commit -qam inside
 			mkUserDir(t, s, filepath.Join(proj, ".husky", "_"))
 			writeUserFile(t, s, filepath.Join(proj, ".husky", "_", ".gitignore"), "*\n", 0o644)
 			hostGit(t, s, proj, "config", "core.hooksPath", ".husky/_")
+			// The linked worktree shares the config, and git run
+			// there looks for its own .husky/_, which the agent could
+			// make: refused until it exists.
+			cmd := s.Command("--shell", "-c", "echo started")
+			cmd.Dir = proj
+			r := testutil.RunCommand(t, cmd)
+			feature := filepath.Join(proj, "wt", "feature")
+			want := "claude: core.hookspath in " + proj + "/.git/config:6 names " + feature + "/.husky/_, which does not exist in " + proj +
+				", where the sandbox can write: create it on the host (an empty file or directory does) or remove the setting; or add `project ro` in ~/.claude-sandbox-init\n"
+			if r.Code != 1 || r.Stdout != "" || !strings.HasSuffix(r.Stderr, want) {
+				t.Errorf("want exit 1 and\n%s%v", want, r)
+			}
+			mkUserDir(t, s, filepath.Join(feature, ".husky"))
+			mkUserDir(t, s, filepath.Join(feature, ".husky", "_"))
 		}, "step hook cp evil-hook .husky/_/pre-commit\nstep husky-hook cp evil-hook .husky/pre-commit\nstep status git status --short .husky\n",
 			[]string{
 				"== hook", "cp: cannot create regular file '.husky/_/pre-commit': " + erofs, "rc=1",

@@ -20,8 +20,8 @@ import (
 // configuration that may have another name in dir: a regular file with
 // more than one link on dir's file system among the home's dot-files, the
 // entries of ~/.config (and $XDG_CONFIG_HOME) and of the directories in
-// it, of ~/.ssh and ~/.gnupg, of the PATH directories in the home, and the
-// config file; "" if none.
+// it, of ~/.ssh, ~/.gnupg and ~/.local/bin, of the PATH directories in the
+// home, and the config file; "" if none.
 func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 	fi, err := h.Lstat(dir)
 	if err != nil {
@@ -53,12 +53,13 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 		depth int  // levels of subdirectories to look into
 	}
 	scans := []scan{{s.Home, true, 0}, {filepath.Join(s.Home, ".config"), false, 1},
-		{filepath.Join(s.Home, ".ssh"), false, 0}, {filepath.Join(s.Home, ".gnupg"), false, 0}}
+		{filepath.Join(s.Home, ".ssh"), false, 0}, {filepath.Join(s.Home, ".gnupg"), false, 0},
+		{filepath.Join(s.Home, ".local", "bin"), false, 0}}
 	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		scans = append(scans, scan{filepath.Clean(x), false, 1})
 	}
 	for _, p := range pathDirs {
-		if under(p, s.Home) {
+		if under(p, s.Home) && p != filepath.Join(s.Home, ".local", "bin") {
 			scans = append(scans, scan{p, false, 0})
 		}
 	}

@@ -113,7 +113,7 @@ func (c *gitConsult) repo(wt, gitdir, common string) error {
 // paths to named.
 func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) error {
 	if depth > maxGitInclude {
-		return fmt.Errorf("%s: more than %d levels of git config includes", key, maxGitInclude)
+		return fmt.Errorf("git config %s (%s): more than %d levels of includes, which git refuses too: fix it on the host", qt.String(f), key, maxGitInclude)
 	}
 	real, err := c.resolve(f)
 	if err != nil {

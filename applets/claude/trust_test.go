@@ -3,6 +3,7 @@
 package claude_test
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,40 @@ func TestPwdUnderNotSteered(t *testing.T) {
 		", which the sandbox can write: not followed (the condition is false); name the real directory\n"
 	if r.Code != 0 || !strings.Contains(r.Stdout, "rc=1") || !strings.Contains(r.Stderr, want) {
 		t.Errorf("want ~/.ssh hidden and\n%s%v", want, r)
+	}
+}
+
+// TestCraftedGitIndexRefused: an agent makes sub/.git in the project and
+// writes a 2.6 MB version 4 index whose names grow by a byte per entry
+// (gitlinks, with the 0xfff length flag). The next start reads it before
+// any slice limit applies: it is refused, naming the file to remove,
+// instead of taking gigabytes.
+func TestCraftedGitIndexRefused(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "src", "x")
+	mkUserDir(t, s, filepath.Dir(proj))
+	mkUserDir(t, s, proj)
+	cmd := s.Command("--shell", "-c", "mkdir -p sub/.git && echo made")
+	cmd.Dir = proj
+	if r := testutil.RunCommand(t, cmd); r.Stdout != "made\n" {
+		t.Fatalf("first session: %v", r)
+	}
+	b := []byte("DIRC\x00\x00\x00\x04")
+	const n = 40000
+	b = binary.BigEndian.AppendUint32(b, n)
+	for i := 0; i < n; i++ {
+		var e [62]byte
+		binary.BigEndian.PutUint32(e[24:], 0o160000)
+		binary.BigEndian.PutUint16(e[60:], 0xfff)
+		b = append(append(b, e[:]...), 0, 'a'+byte(i%26), 0)
+	}
+	index := filepath.Join(proj, "sub", ".git", "index")
+	writeUserFile(t, s, index, string(append(b, make([]byte, 20)...)), 0o644)
+	cmd = s.Command("--shell", "-c", "echo started")
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	want := "claude: " + index + ": malformed git index: entry 4095 has a name longer than 4095 bytes: remove this file (in a repository of yours, git reset makes it anew)\n"
+	if r.Code != 1 || r.Stdout != "" || !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("want exit 1 and\n%s%v", want, r)
 	}
 }

@@ -303,8 +303,9 @@ func caseStrings(t *testing.T, file, fn string) []string {
 	return out
 }
 
-// constStrings returns the values of the string constants of file.
-func constStrings(t *testing.T, file string) []string {
+// consts returns the values of the constants of file whose literal is of
+// kind (token.STRING: unquoted; token.INT: as written).
+func consts(t *testing.T, file string, kind token.Token) []string {
 	var out []string
 	for _, d := range parseFile(t, file).Decls {
 		gd, ok := d.(*ast.GenDecl)
@@ -313,8 +314,12 @@ func constStrings(t *testing.T, file string) []string {
 		}
 		for _, s := range gd.Specs {
 			for _, v := range s.(*ast.ValueSpec).Values {
-				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					out = append(out, unquote(t, lit))
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == kind {
+					if kind == token.STRING {
+						out = append(out, unquote(t, lit))
+					} else {
+						out = append(out, lit.Value)
+					}
 				}
 			}
 		}
@@ -332,7 +337,7 @@ func TestOptionsDocumented(t *testing.T) {
 		"netns-enter.8":           funcFlagLiterals(t, "applets/netns-enter/args.go", "parseArgs"),
 		"netns-setup.8": append(flagSetNames(t, "applets/netns-setup/netnssetup.go"),
 			caseStrings(t, "applets/netns-setup/netnssetup.go", "run")...),
-		"claude-sandbox-init.5": append(constStrings(t, "internal/sandboxcfg/sandboxcfg.go"),
+		"claude-sandbox-init.5": append(consts(t, "internal/sandboxcfg/sandboxcfg.go", token.STRING),
 			caseStrings(t, "internal/sandboxcfg/sandboxcfg.go", "Parse")...),
 		"netns-firewall.conf.5": caseStrings(t, "internal/nft/config.go", ""),
 		"netns-dns.8":           flagSetNames(t, "applets/netns-dns/netnsdns.go"),
@@ -359,6 +364,24 @@ func TestOptionsDocumented(t *testing.T) {
 			if !slices.Contains(want[file], m) {
 				t.Errorf("%s: the code's options %q lack %q: fix the extraction", file, want[file], m)
 			}
+		}
+	}
+}
+
+// TestExitStatusFromCode: netns-enter's exit codes, the contract the doctor
+// switches on (internal/multicall), are each an entry of its EXIT STATUS.
+func TestExitStatusFromCode(t *testing.T) {
+	src := read(t, "netns-enter.8")
+	i := strings.Index(src, ".SH EXIT STATUS")
+	j := strings.Index(src[i:], "\n.SH ")
+	section := src[i : i+j]
+	codes := append(consts(t, "internal/multicall/applet.go", token.INT), consts(t, "internal/multicall/refusal.go", token.INT)...)
+	if len(codes) < 8 {
+		t.Fatalf("found only the exit codes %q in internal/multicall: fix the extraction", codes)
+	}
+	for _, c := range codes {
+		if c != "0" && !strings.Contains(section, "\n.TP\n.B "+c+"\n") {
+			t.Errorf("netns-enter.8: exit code %s of internal/multicall is not an entry of EXIT STATUS", c)
 		}
 	}
 }

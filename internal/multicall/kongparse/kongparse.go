@@ -33,7 +33,7 @@ func Parse(target any, help *bool, name, description string, args []string, stdi
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		return multicall.Usagef("%v (see --help)", err)
+		return multicall.Usagef("%w (see --help)", err)
 	}
 	if *help {
 		if err := ctx.PrintUsage(false); err != nil {

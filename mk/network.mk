@@ -14,7 +14,7 @@
 #                    drop-in of earlier versions (netns-dns now answers on 10.10.0.1).
 #                    Without DESTDIR and where systemd runs: daemon-reload, networkctl
 #                    reload, resolved restart, enable --now netns-dns.
-# uninstall-network  removes exactly that (the allow-list only if unedited), and
+# uninstall-network  removes exactly that (the allowlist only if unedited), and
 #                    uninstall-netns-enter
 # bench-network      netns-setup up of 1 and 100 namespaces vs ip netns add + ip link
 #                    doing the bare equivalent, in a throwaway host namespace; then
@@ -48,10 +48,10 @@ install-network: install install-netns-enter
 	chmod 0644 $(NET_DNS_UNIT).tmp && mv -f $(NET_DNS_UNIT).tmp $(NET_DNS_UNIT)
 	for f in claude-code dev; do install -D -m 0644 install/presets/$$f $(NET_PRESETS)/$$f || exit 1; done
 	@if [ -e '$(NET_FIREWALL)' ] || [ -L '$(NET_FIREWALL)' ]; then \
-		echo "keeping the existing allow-list $(NET_FIREWALL)"; \
+		echo "keeping the existing allowlist $(NET_FIREWALL)"; \
 	else \
 		install -D $(NETNS_ENTER_OWNER) -m 0644 install/network/netns-firewall.conf '$(NET_FIREWALL)' && \
-		echo "installed allow-list $(NET_FIREWALL)"; \
+		echo "installed allowlist $(NET_FIREWALL)"; \
 	fi
 	@if [ -z '$(DESTDIR)' ] && command -v sysctl >/dev/null; then \
 		sysctl -q -p $(NET_SYSCTL) || true; fi
@@ -71,7 +71,7 @@ uninstall-network: uninstall-netns-enter
 	for f in $(NET_NETWORKS); do rm -f $(NET_NETWORKD)/$$f; done
 	@if [ -f '$(NET_FIREWALL)' ]; then \
 		if cmp -s install/network/netns-firewall.conf '$(NET_FIREWALL)'; then \
-			rm -f '$(NET_FIREWALL)' && echo "removed allow-list $(NET_FIREWALL)"; \
+			rm -f '$(NET_FIREWALL)' && echo "removed allowlist $(NET_FIREWALL)"; \
 		else \
 			echo "keeping $(NET_FIREWALL): it was edited (remove it by hand if unwanted)"; \
 		fi; \

@@ -173,7 +173,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			procStatus:                      "Name:\tdoctor\nSeccomp:\t0\nSeccomp_filters:\t0\n",
 			seccompActions:                  "kill_process kill_thread trap errno user_notif trace log allow\n",
 			testConfig.Whitelist:            "# netns-enter whitelist\nagents\n",
-			testConfig.FirewallConfig:       "# allow-list\nallow 192.168.1.10 tcp 443\n",
+			testConfig.FirewallConfig:       "# allowlist\nallow 192.168.1.10 tcp 443\n",
 			bin:                             agentText,
 			stateFile:                       stateText(agentSum, len(agentText), ""),
 			"/etc/netns/agents/resolv.conf": "nameserver 10.10.0.1\n",

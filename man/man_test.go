@@ -34,9 +34,9 @@ var pages = []page{
 	{"claude.1", []string{"applets/claude", "internal/bwrap", "internal/sandbox", "internal/sandboxcfg"}},
 	{"claude-update.1", []string{"applets/claude-update", "internal/bindir", "internal/release", "internal/npmreg", "internal/download"}},
 	{"claude-sandbox-init.5", []string{"internal/sandboxcfg", "internal/sandbox"}},
-	{"netns-firewall.conf.5", []string{"internal/nft"}},
+	{"netns-firewall.conf.5", []string{"internal/netpolicy"}},
 	{"netns-enter.8", []string{"applets/netns-enter", "internal/nsname"}},
-	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/nft", "internal/nsname"}},
+	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/netpolicy", "internal/nft", "internal/nsname"}},
 	{"netns-dns.8", []string{"applets/netns-dns"}},
 	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname", "internal/bindir"}},
 }
@@ -315,7 +315,7 @@ func TestOptionsDocumented(t *testing.T) {
 			caseStrings(t, "applets/netns-setup/netnssetup.go", "run")...),
 		"claude-sandbox-init.5": append(consts(t, "internal/sandboxcfg/sandboxcfg.go", token.STRING),
 			caseStrings(t, "internal/sandboxcfg/sandboxcfg.go", "Parse")...),
-		"netns-firewall.conf.5": caseStrings(t, "internal/nft/config.go", ""),
+		"netns-firewall.conf.5": caseStrings(t, "internal/netpolicy/config.go", ""),
 		"netns-dns.8":           kongFlags(t, "applets/netns-dns/netnsdns.go", "flags"),
 	}
 	for file, names := range want {

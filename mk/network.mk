@@ -1,6 +1,6 @@
 # The agent's network namespace: netns-setup, its firewall, the systemd and
-# systemd-networkd units (applets/netns-setup, internal/netcfg, internal/nft,
-# docs/network.md).
+# systemd-networkd units (applets/netns-setup, internal/netcfg,
+# internal/netpolicy, internal/nft, docs/network.md).
 #
 # install-network    make install and install-netns-enter, then under
 #                    $(DESTDIR)$(PREFIX): bin/netns-setup (link to claude-sandbox),

@@ -90,7 +90,7 @@ func checkHostGit() error {
 	}
 	out, err := exec.Command(path, "--version").Output()
 	if err != nil {
-		return fmt.Errorf("git commit: %s --version: %v", path, err)
+		return fmt.Errorf("git commit: %s --version: %w", path, err)
 	}
 	if v := strings.TrimSpace(string(out)); !gitSafeToFetch(v) {
 		return fmt.Errorf("git commit: %s is %s: fetching from the agent's repository is safe only with git 2.39.4, 2.40.2, 2.41.1, 2.42.2, 2.43.4, 2.44.1, 2.45.1 or newer: upgrade git or remove `git commit` from %s", path, v, configName)

@@ -47,13 +47,13 @@ func trustConfig(cfg *hostpath.Resolved, b *bound) error {
 	}
 	w, err := b.inWritable(cfg)
 	if err != nil {
-		return fmt.Errorf("%s: %v", configName, err)
+		return fmt.Errorf("%s: %w", configName, err)
 	}
 	if w != "" {
 		return fmt.Errorf("%s: %s lies in %s, which the sandbox can write: the agent could rewrite it: move the file out of it, or do not bind %s rw", configName, cfg.Path, w, w)
 	}
 	if err := b.checkHops(cfg); err != nil {
-		return fmt.Errorf("%s: %v", configName, err)
+		return fmt.Errorf("%s: %w", configName, err)
 	}
 	return nil
 }

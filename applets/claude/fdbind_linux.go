@@ -42,14 +42,19 @@ type srcRule struct {
 
 // bindError is a refused bind source: origin names the config line, if
 // the op came from the config.
-type bindError struct{ origin, msg string }
+type bindError struct {
+	origin string
+	err    error
+}
 
 func (e *bindError) Error() string {
 	if e.origin != "" {
-		return e.origin + ": " + e.msg
+		return e.origin + ": " + e.err.Error()
 	}
-	return e.msg
+	return e.err.Error()
 }
+
+func (e *bindError) Unwrap() error { return e.err }
 
 // binder opens the plan's bind sources.
 type binder struct {
@@ -132,7 +137,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			if try && errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
-			return nil, &bindError{o.Origin, fmt.Sprintf("bind source %s: %v", o.Src, err)}
+			return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", o.Src, err)}
 		}
 		srcs = append(srcs, src{i: len(ops), r: r})
 		ops = append(ops, o)
@@ -169,7 +174,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		if s.r == nil {
 			// Nothing is created through a link the agent planted.
 			if err := out.checkHops(s.parent); err != nil {
-				return nil, &bindError{o.Origin, err.Error()}
+				return nil, &bindError{o.Origin, err}
 			}
 			r, err := createDir(s.parent, o.Src, rule)
 			if err != nil {
@@ -179,18 +184,18 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			out.roots[r.ID()] = o.Src
 		}
 		if (o.IsWritable() || rule.exposeHome) && above[s.r.ID()] {
-			return nil, &bindError{o.Origin, fmt.Sprintf("%s would expose your real home %s to the sandbox: name a directory of its own below it", o.Src, b.home)}
+			return nil, &bindError{o.Origin, fmt.Errorf("%s would expose your real home %s to the sandbox: name a directory of its own below it", o.Src, b.home)}
 		}
 		if err := out.checkHops(s.r); err != nil {
-			return nil, &bindError{o.Origin, err.Error()}
+			return nil, &bindError{o.Origin, err}
 		}
 		if o.Kind == bwrap.DevBind || o.Kind == bwrap.DevBindTry {
 			// bwrap mounts it by path: no directory on the path may be
 			// one the agent can rename.
 			if id, in, err := hostpath.Within(s.r.Parent, out.roots); err != nil {
-				return nil, &bindError{o.Origin, fmt.Sprintf("bind source %s: %v", o.Src, err)}
+				return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", o.Src, err)}
 			} else if in {
-				return nil, &bindError{o.Origin, fmt.Sprintf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", o.Src, out.roots[id])}
+				return nil, &bindError{o.Origin, fmt.Errorf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", o.Src, out.roots[id])}
 			}
 			o.Src = s.r.Path
 			continue
@@ -208,7 +213,7 @@ func (b *bound) checkHops(r *hostpath.Resolved) error {
 	for _, h := range r.Hops {
 		id, in, err := hostpath.Within(h.Dir, b.roots)
 		if err != nil {
-			return fmt.Errorf("%s: %v", h.Path, err)
+			return fmt.Errorf("%s: %w", h.Path, err)
 		}
 		if in {
 			return fmt.Errorf("%s is a symlink in %s, which the sandbox can write: remove it (the agent may have made it) or name the real path", h.Path, b.roots[id])
@@ -241,7 +246,7 @@ func (b *bound) inWritable(r *hostpath.Resolved) (string, error) {
 func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 	r, err := hostpath.Open(home, true)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %v", home, err)
+		return nil, fmt.Errorf("your home %s: %w", home, err)
 	}
 	defer r.Close()
 	if !r.IsDir() {
@@ -249,7 +254,7 @@ func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 	}
 	ids, err := hostpath.Ancestors(r.File)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %v", home, err)
+		return nil, fmt.Errorf("your home %s: %w", home, err)
 	}
 	m := map[hostpath.ID]bool{}
 	for _, id := range ids {
@@ -264,7 +269,7 @@ func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
 func openOrParent(path string, rule srcRule) (parent, r *hostpath.Resolved, err error) {
 	parent, err = hostpath.Open(filepath.Dir(path), true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
 	}
 	if rule.checkParent != nil {
 		if err := rule.checkParent(parent); err != nil {
@@ -278,7 +283,7 @@ func openOrParent(path string, rule srcRule) (parent, r *hostpath.Resolved, err 
 	}
 	parent.Close()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+		return nil, nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
 	}
 	return nil, r, nil
 }
@@ -290,21 +295,21 @@ func createDir(parent *hostpath.Resolved, path string, rule srcRule) (*hostpath.
 	if err := unix.Mkdirat(int(parent.File.Fd()), base, 0o700); errors.Is(err, unix.EEXIST) {
 		made = false
 	} else if err != nil {
-		return nil, fmt.Errorf("%s %s: mkdir: %v", rule.name, path, err)
+		return nil, fmt.Errorf("%s %s: mkdir: %w", rule.name, path, err)
 	}
 	r, err := parent.Child(base)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+		return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
 	}
 	if made && r.IsDir() {
 		// Whatever the umask: through the fd, so exactly what was made.
 		if err := os.Chmod(fmt.Sprintf("/proc/self/fd/%d", r.File.Fd()), 0o700); err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+			return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
 		}
 		if err := unix.Fstat(int(r.File.Fd()), &r.Stat); err != nil {
 			r.Close()
-			return nil, fmt.Errorf("%s %s: %v", rule.name, path, err)
+			return nil, fmt.Errorf("%s %s: %w", rule.name, path, err)
 		}
 	}
 	if err := rule.check(r); err != nil {

@@ -86,7 +86,7 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 		}
 	}
 	if err := nsname.Check(k.netns); err != nil {
-		return k, multicall.Usagef("CLAUDE_SBX_NETNS: %v", err)
+		return k, multicall.Usagef("CLAUDE_SBX_NETNS: %w", err)
 	}
 	return k, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
@@ -66,7 +67,7 @@ func describePolicy(name string) string {
 	if err != nil {
 		return "policy none (every address of the internet, the host's resolver)"
 	}
-	p, err := netcfg.ParsePolicy(path, b)
+	p, err := netpolicy.ParsePolicy(path, b)
 	if err != nil {
 		return "policy unreadable: " + err.Error()
 	}

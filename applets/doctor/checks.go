@@ -12,6 +12,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -152,7 +153,7 @@ func (s *state) run(argv ...string) Output { return s.h.Run(s.ctx, argv...) }
 // Where the commands the checks run are, as the launcher looks for
 // systemd-run: fixed system paths, not $PATH.
 var (
-	systemdRun = []string{"/usr/bin/systemd-run", "/bin/systemd-run"}
+	systemdRun = sandbox.SystemdRunPaths()
 	ipPaths    = []string{"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}
 )
 
@@ -462,7 +463,7 @@ func checkSlice(s *state) Result {
 		r.Status, r.Message, r.Fix = Skip, "no systemd-run", "see the systemd-user line"
 		return r
 	}
-	argv := []string{sr, "--user", "--scope", "--slice=agent", "--quiet", "--", "true"}
+	argv := append(sandbox.ScopeCommand(sr), "true")
 	out := s.run(argv...)
 	if out.Err == nil && out.Code == 0 {
 		r.Status, r.Message = OK, "systemd-run --user --scope --slice=agent runs true"
@@ -713,7 +714,7 @@ func checkPolicy(s *state) Result {
 		r.Fix = "sudo make install-network (installs the default: policy allowlist, presets claude-code and dev)"
 		return r
 	}
-	c, err := nft.ParseConfig(f, b)
+	c, err := netpolicy.ParseConfig(f, b)
 	if err != nil {
 		r.Message = err.Error()
 		r.Fix = "fix that line, then: sudo systemctl restart netns@" + s.c.Netns + ".service"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 // DefaultPinFloor is the shortest time an answered address stays pinned.
@@ -107,7 +107,7 @@ func (r *Resolver) upstreamFailed(ns string, err error) {
 
 // namespace is one policy and what was learned answering under it.
 type namespace struct {
-	policy netcfg.Policy
+	policy netpolicy.Policy
 	raw    []byte
 
 	// inflight holds a token per query waiting for the upstream.
@@ -145,7 +145,7 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 	}
 	r.mu.RUnlock()
 	for file, raw := range files {
-		p, err := netcfg.ParsePolicy(file, raw)
+		p, err := netpolicy.ParsePolicy(file, raw)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -396,7 +396,7 @@ func (r *Resolver) logf(format string, args ...any) {
 
 // forward sends up to the namespace's upstreams in turn and returns the
 // first answer as the reply to q; SERVFAIL when none answers.
-func (r *Resolver) forward(ctx context.Context, p *netcfg.Policy, q, up *dns.Msg) *dns.Msg {
+func (r *Resolver) forward(ctx context.Context, p *netpolicy.Policy, q, up *dns.Msg) *dns.Msg {
 	var lastErr error
 	for _, u := range p.Upstream {
 		resp, err := r.Upstream.Exchange(ctx, up, u)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 // fakeUpstream answers from a zone and records the names it was asked.
@@ -79,12 +79,12 @@ func newTestResolver(t *testing.T) (*Resolver, *fakeUpstream, *fakePinner, strin
 	dir := t.TempDir()
 	r := &Resolver{Pinner: pin, Upstream: up, Log: &DenialLog{Dir: dir, now: func() time.Time { return time.Unix(0, 0) }}, PinFloor: time.Minute}
 	ups := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")}
-	allow := netcfg.Policy{Name: "agents", Addr: allowSrc, Mode: "allowlist", Upstream: ups, Table: "claude_sandbox_ns_agents",
-		Domains: []netcfg.PolicyDomain{
+	allow := netpolicy.Policy{Name: "agents", Addr: allowSrc, Mode: "allowlist", Upstream: ups, Table: "claude_sandbox_ns_agents",
+		Domains: []netpolicy.PolicyDomain{
 			{Pattern: "api.example.com", Sets: []string{"pin0", "pin1"}},
 			{Pattern: "*.example.com", Sets: []string{"pin1"}},
 		}}
-	open := netcfg.Policy{Name: "open", Addr: openSrc, Mode: "open", Upstream: ups}
+	open := netpolicy.Policy{Name: "open", Addr: openSrc, Mode: "open", Upstream: ups}
 	if errs := r.SetPolicies(map[string][]byte{"a.json": allow.Marshal(), "o.json": open.Marshal()}); errs != nil {
 		t.Fatal(errs)
 	}
@@ -227,7 +227,7 @@ func TestUDPExchanger(t *testing.T) {
 // is answered, not refused: Answer refreshes first.
 func TestRefreshFirst(t *testing.T) {
 	r, _, _, _ := newTestResolver(t)
-	late := netcfg.Policy{Name: "late", Addr: netip.MustParseAddr("10.10.0.9"), Mode: "open", Upstream: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")}}
+	late := netpolicy.Policy{Name: "late", Addr: netip.MustParseAddr("10.10.0.9"), Mode: "open", Upstream: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")}}
 	refreshed := 0
 	r.Refresh = func() {
 		refreshed++

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
 // nsState is what is at /run/netns/NAME.
@@ -158,4 +160,31 @@ func readSysctl(key string) (string, error) {
 
 func writeSysctl(key, value string) error {
 	return os.WriteFile(sysctlPath(key), []byte(value+"\n"), 0o644)
+}
+
+// namespace makes the namespace's bind mount at cfg.NetnsPath(name) unless
+// one is there (a stale one, whose namespace is gone, is replaced) and
+// returns its path; a namespace this run made is removed again on failure.
+func namespace(cfg netcfg.Config, name string, undo *undoStack) (string, error) {
+	path := cfg.NetnsPath(name)
+	state, err := inspectNetns(path)
+	if err != nil {
+		return "", err
+	}
+	if state == nsPresent {
+		return path, nil
+	}
+	if state == nsStale {
+		if err := os.Remove(path); err != nil {
+			return "", err
+		}
+	}
+	if err := makeRunDirShared(cfg.RunDir); err != nil {
+		return "", err
+	}
+	if err := createNetns(path); err != nil {
+		return "", err
+	}
+	undo.push("namespace "+path, func() error { return removeNetns(path) })
+	return path, nil
 }

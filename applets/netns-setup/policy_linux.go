@@ -5,35 +5,24 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // loadPolicy reads the effective config of namespace name (main file,
 // netns-firewall.d/NAME.conf, presets).
-func loadPolicy(cfg netcfg.Config, name string) (nft.Config, error) {
-	fw, err := nft.LoadNamespace(cfg.FirewallConfig, name, cfg.PresetDir)
-	if err != nil {
-		return nft.Config{}, err
-	}
-	if fw.Policy == "" && (len(fw.Domains) > 0 || len(fw.Presets) > 0) {
-		return nft.Config{}, fmt.Errorf("%s: domain and preset lines need a policy line: add policy allowlist", cfg.FirewallConfig)
-	}
-	return fw, nil
+func loadPolicy(cfg netcfg.Config, name string) (netpolicy.Config, error) {
+	return netpolicy.LoadNamespace(cfg.FirewallConfig, name, cfg.PresetDir)
 }
 
 // gatewayDNS reports whether the bridge firewall must let DNS in to the
 // gateway, where netns-dns listens: when any namespace may have a policy.
-func gatewayDNS(cfg netcfg.Config, fw nft.Config) bool {
-	if fw.Policy != "" {
-		return true
-	}
-	entries, _ := os.ReadDir(filepath.Dir(nft.NamespaceFile(cfg.FirewallConfig, "x")))
-	return len(entries) > 0
+func gatewayDNS(cfg netcfg.Config, fw netpolicy.Config) bool {
+	return netpolicy.AnyPolicy(cfg.FirewallConfig, fw)
 }
 
 // withGateway adds the gateway to the resolvers the bridge firewall opens.
@@ -44,28 +33,15 @@ func withGateway(rs []netip.Addr, gw netip.Addr) []netip.Addr {
 	return append(slices.Clone(rs), gw)
 }
 
-// policyFor is what netns-dns is told about namespace name at addr.
-func policyFor(name string, addr netip.Addr, fw nft.Config, upstream []netip.AddrPort) netcfg.Policy {
-	p := netcfg.Policy{Name: name, Addr: addr, Mode: fw.Policy, Upstream: upstream}
-	if fw.Policy != nft.PolicyAllowlist {
-		return p
-	}
-	p.Table = nft.NamespaceTable(name)
-	groups := nft.PortGroups(fw.Domains)
-	for _, d := range fw.Domains {
-		pd := netcfg.PolicyDomain{Pattern: d.Pattern()}
-		for _, port := range d.Ports {
-			pd.Ports = append(pd.Ports, port.String())
-			pd.Sets = append(pd.Sets, nft.PinSet(slices.Index(groups, port)))
-		}
-		p.Domains = append(p.Domains, pd)
-	}
-	return p
+// policyFor is what netns-dns is told about namespace name at addr: the
+// pin sets are those of its nftables table.
+func policyFor(name string, addr netip.Addr, fw netpolicy.Config, upstream []netip.AddrPort) netpolicy.Policy {
+	return netpolicy.ForNamespace(name, addr, fw, upstream, nft.NamespaceTable(name), nft.PinSet)
 }
 
 // applyPolicy writes the namespace's table (allowlist) or removes it
 // (open), and its policy file for netns-dns. undo reverts what it made.
-func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config, hostResolv []byte) (undo func() error, err error) {
+func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.Config, hostResolv []byte) (undo func() error, err error) {
 	var undos []func() error
 	undo = func() error {
 		var errs []error
@@ -80,8 +56,8 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 		}
 	}()
 	table := nft.NamespaceTable(name)
-	if fw.Policy == nft.PolicyAllowlist {
-		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: nft.PortGroups(fw.Domains), Allow: fw.Allow}
+	if fw.Policy == netpolicy.PolicyAllowlist {
+		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: netpolicy.PortGroups(fw.Domains), Allow: fw.Allow}
 		if err := nft.Apply(nft.BuildNamespace(spec), -1); err != nil {
 			return nil, fmt.Errorf("firewall of %s: %w", name, err)
 		}
@@ -94,7 +70,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw nft.Config,
 	// on the host, such as systemd-resolved's stub).
 	p := policyFor(name, addr, fw, netcfg.Upstreams(hostResolv, fw.Resolvers))
 	if fw.Policy == "" {
-		p.Mode = nft.PolicyOpen
+		p.Mode = netpolicy.PolicyOpen
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
 	}
 	p.Generation = time.Now().UnixNano()
@@ -114,28 +90,4 @@ func removePolicy(cfg netcfg.Config, name string) error {
 		return err
 	}
 	return nil
-}
-
-// writeFileAtomic writes path (mode 0644, its directory 0755) by rename.
-func writeFileAtomic(path string, content []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp.")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

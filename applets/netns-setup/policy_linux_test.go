@@ -15,20 +15,20 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
-	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 func TestPolicyFor(t *testing.T) {
-	fw, err := nft.ParseConfig("f", []byte("policy allowlist\ndomain a.example\ndomain *.b.example tcp 443\ndomain c.example tcp 22\n"))
+	fw, err := netpolicy.ParseConfig("f", []byte("policy allowlist\ndomain a.example\ndomain *.b.example tcp 443\ndomain c.example tcp 22\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	up := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.53:53")}
 	got := policyFor("agents", netip.MustParseAddr("10.10.1.2"), fw, up)
-	want := netcfg.Policy{
+	want := netpolicy.Policy{
 		Name: "agents", Addr: netip.MustParseAddr("10.10.1.2"), Mode: "allowlist", Upstream: up,
 		Table: "claude_sandbox_ns_agents",
-		Domains: []netcfg.PolicyDomain{
+		Domains: []netpolicy.PolicyDomain{
 			{Pattern: "a.example", Ports: []string{"tcp 80", "tcp 443"}, Sets: []string{"pin0", "pin1"}},
 			{Pattern: "*.b.example", Ports: []string{"tcp 443"}, Sets: []string{"pin1"}},
 			{Pattern: "c.example", Ports: []string{"tcp 22"}, Sets: []string{"pin2"}},
@@ -37,11 +37,11 @@ func TestPolicyFor(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
 		t.Fatalf("policyFor mismatch (-want +got):\n%s", diff)
 	}
-	back, err := netcfg.ParsePolicy("p", got.Marshal())
+	back, err := netpolicy.ParsePolicy("p", got.Marshal())
 	if err != nil || back.Addr != got.Addr || len(back.Domains) != 3 {
 		t.Fatalf("ParsePolicy(Marshal()) = %+v, %v", back, err)
 	}
-	open := policyFor("o", netip.MustParseAddr("10.10.1.3"), nft.Config{Policy: "open"}, up)
+	open := policyFor("o", netip.MustParseAddr("10.10.1.3"), netpolicy.Config{Policy: "open"}, up)
 	if open.Table != "" || open.Domains != nil || open.Mode != "open" {
 		t.Fatalf("open policy = %+v", open)
 	}

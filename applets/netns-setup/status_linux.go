@@ -14,6 +14,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
@@ -107,10 +108,10 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall
 	}
 	if b, err := os.ReadFile(cfg.PolicyPath(name)); err != nil {
 		out("  policy    none (%s missing)", cfg.PolicyPath(name))
-	} else if p, err := netcfg.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
+	} else if p, err := netpolicy.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
 		out("  policy    %v", err)
 		missing = append(missing, "policy")
-	} else if p.Mode != nft.PolicyAllowlist {
+	} else if p.Mode != netpolicy.PolicyAllowlist {
 		out("  policy    %s", p.Mode)
 	} else if ok, err := nft.Exists(p.Table, -1); err != nil {
 		return fmt.Errorf("firewall: %w", err)

@@ -21,7 +21,7 @@ type Config struct {
 	// EtcDir holds NAME/resolv.conf, which the launcher binds over
 	// /etc/resolv.conf inside the sandbox.
 	EtcDir string
-	// FirewallConfig is the root-owned allow-list file.
+	// FirewallConfig is the root-owned allowlist file.
 	FirewallConfig string
 	// HostResolvConf is the host's resolv.conf, read to pick the resolver
 	// the sandbox uses.
@@ -43,7 +43,7 @@ type Config struct {
 }
 
 // Default returns the configuration of an installed system; sysconfdir is
-// the directory of the firewall allow-list (SYSCONFDIR of the Makefile).
+// the directory of the firewall allowlist (SYSCONFDIR of the Makefile).
 func Default(sysconfdir string) Config {
 	return DefaultAt(sysconfdir, "/usr/local")
 }
@@ -78,3 +78,9 @@ func (c Config) NetnsPath(name string) string { return filepath.Join(c.RunDir, n
 func (c Config) ResolvConfPath(name string) string {
 	return filepath.Join(c.EtcDir, name, "resolv.conf")
 }
+
+// PolicyPath is the policy file of namespace name.
+func (c Config) PolicyPath(name string) string { return filepath.Join(c.PolicyDir, name+".json") }
+
+// DenialLog is the denial log of namespace name, which netns-dns writes.
+func (c Config) DenialLog(name string) string { return filepath.Join(c.LogDir, name+".log") }

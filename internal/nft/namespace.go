@@ -3,6 +3,8 @@ package nft
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 // NamespaceTablePrefix starts the name of a namespace's own table.
@@ -13,7 +15,7 @@ const NamespaceTablePrefix = "claude_sandbox_ns_"
 func NamespaceTable(name string) string { return NamespaceTablePrefix + name }
 
 // PinSet is the name of the set of pinned addresses reachable on the i-th
-// port group (see PortGroups).
+// port group (see netpolicy.PortGroups).
 func PinSet(i int) string { return fmt.Sprintf("pin%d", i) }
 
 // LogGroup is the nflog group of the drops of every namespace table; netns-dns
@@ -23,22 +25,6 @@ const LogGroup = 7301
 // LogPrefix starts the nflog prefix of a namespace's drops; the name follows.
 const LogPrefix = "claude-sbx-deny "
 
-// PortGroups returns the distinct port specs of domains, in order of first
-// use: set i (PinSet(i)) holds the addresses of names allowed on the i-th.
-func PortGroups(domains []Domain) []Ports {
-	var out []Ports
-	seen := map[Ports]bool{}
-	for _, d := range domains {
-		for _, p := range d.Ports {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
 // NamespaceSpec is what the table of an allowlist namespace depends on.
 type NamespaceSpec struct {
 	Name   string
@@ -47,10 +33,10 @@ type NamespaceSpec struct {
 	// from other namespaces' by it (sandboxes cannot forge it: they hold no
 	// capability in the namespace, and the bridge isolates its ports).
 	Addr netip.Addr
-	// Ports are the port groups (PortGroups of its domains).
-	Ports []Ports
+	// Ports are the port groups (netpolicy.PortGroups of its domains).
+	Ports []netpolicy.Ports
 	// Allow are the allow lines of the main file and the namespace's.
-	Allow []Allow
+	Allow []netpolicy.Allow
 }
 
 // BuildNamespace plans the table of an allowlist namespace. It only adds

@@ -12,36 +12,12 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 // TableName is the name of our table (family inet).
 const TableName = "claude_sandbox"
-
-// Blocked4 are the IPv4 destinations a sandbox may not reach unless
-// allowed: this network, private (RFC 1918), shared (RFC 6598), loopback,
-// link-local (cloud metadata), IETF protocol assignments, benchmarking
-// (proxies' fake-ip ranges), multicast and reserved (with broadcast).
-var Blocked4 = prefixes(
-	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
-	"172.16.0.0/12", "192.0.0.0/24", "192.168.0.0/16", "198.18.0.0/15",
-	"224.0.0.0/4", "240.0.0.0/4",
-)
-
-// Blocked6 are the IPv6 equivalents: unspecified and loopback, IPv4-mapped,
-// local-use NAT64, discard-only, unique local, link-local, site-local and
-// multicast.
-var Blocked6 = prefixes(
-	"::/127", "::ffff:0:0/96", "64:ff9b:1::/48", "100::/64",
-	"fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
-)
-
-func prefixes(ss ...string) []netip.Prefix {
-	out := make([]netip.Prefix, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParsePrefix(s)
-	}
-	return out
-}
 
 // Spec is what the ruleset depends on.
 type Spec struct {
@@ -53,15 +29,7 @@ type Spec struct {
 	// each is open, on the host or beyond.
 	Resolvers []netip.Addr
 	// Allow are the extra destinations of the config file.
-	Allow []Allow
-}
-
-// Allow is one extra allowed destination.
-type Allow struct {
-	Dest netip.Prefix
-	// Proto is "tcp", "udp", or "" for every protocol and port.
-	Proto          string
-	PortLo, PortHi uint16
+	Allow []netpolicy.Allow
 }
 
 // Ruleset is a table as data.
@@ -159,14 +127,14 @@ const (
 // Build plans the ruleset:
 //
 //   - input from the bridge (to any address of the host): replies to the
-//     host's own connections pass; DNS to a resolver and the allow-list
+//     host's own connections pass; DNS to a resolver and the allowlist
 //     pass; everything else is dropped;
 //   - forwarded from the bridge: back to the bridge (sandbox to sandbox) is
-//     dropped; replies pass; DNS to a resolver and the allow-list pass;
+//     dropped; replies pass; DNS to a resolver and the allowlist pass;
 //     private, shared, link-local, loopback, multicast and reserved
-//     destinations (Blocked4, Blocked6) are rejected (ICMP administratively
-//     prohibited: connect fails at once with EHOSTUNREACH); the rest, the
-//     internet, passes;
+//     destinations (netpolicy.Blocked4, netpolicy.Blocked6) are rejected
+//     (ICMP administratively prohibited: connect fails at once with
+//     EHOSTUNREACH); the rest, the internet, passes;
 //   - forwarded to the bridge: only replies pass;
 //   - from the subnet out of any other interface: masqueraded.
 func Build(s Spec) Ruleset {
@@ -174,7 +142,7 @@ func Build(s Spec) Ruleset {
 	established := Match{Kind: MatchEstablished}
 	accept, drop := Verdict{Kind: Accept}, Verdict{Kind: Drop}
 
-	var open []Rule // DNS and allow-list, in both directions
+	var open []Rule // DNS and allowlist, in both directions
 	for _, r := range s.Resolvers {
 		for _, proto := range []string{"udp", "tcp"} {
 			open = append(open, Rule{Match: []Match{daddr(netip.PrefixFrom(r, r.BitLen())), dport(proto, 53, 53)}, Verdict: accept})
@@ -205,8 +173,8 @@ func Build(s Spec) Ruleset {
 	return Ruleset{
 		Table: TableName,
 		Sets: []Set{
-			{Name: "blocked4", Elements: Blocked4},
-			{Name: "blocked6", IPv6: true, Elements: Blocked6},
+			{Name: "blocked4", Elements: netpolicy.Blocked4},
+			{Name: "blocked6", IPv6: true, Elements: netpolicy.Blocked6},
 		},
 		Chains: []Chain{
 			{Name: chainInput, Base: &Base{Type: "filter", Hook: "input", Priority: "filter"}, Rules: []Rule{

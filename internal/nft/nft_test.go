@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -15,7 +16,7 @@ func goldenSpec() Spec {
 		Bridge:    "br-netns",
 		Subnet:    netip.MustParsePrefix("10.10.0.0/16"),
 		Resolvers: []netip.Addr{netip.MustParseAddr("192.168.1.1")},
-		Allow: []Allow{
+		Allow: []netpolicy.Allow{
 			{Dest: netip.MustParsePrefix("192.168.1.10/32"), Proto: "tcp", PortLo: 3128, PortHi: 3128},
 			{Dest: netip.MustParsePrefix("10.1.0.0/16"), Proto: "tcp", PortLo: 8000, PortHi: 8100},
 			{Dest: netip.MustParsePrefix("100.64.0.0/10"), Proto: "udp", PortLo: 123, PortHi: 123},

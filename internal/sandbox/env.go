@@ -3,7 +3,58 @@ package sandbox
 import (
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 )
+
+// pathDirs make up PATH inside, where visible.
+var pathDirs = []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"}
+
+// environment scrubs env and sets ours (systemd: systemd-run heads the
+// chain), and returns the environment of the chain itself.
+func (l *Launch) environment(h Host, s Spec, env *environ, systemd bool) *environ {
+	p := &l.Plan
+	inRuntime := InsideRuntimeDir(s.UID)
+
+	// The environment: scrub, then set ours.
+	l.EnvRemoved = env.scrub(systemd)
+	path := []string{}
+	if _, err := h.Stat(s.BinDir); err == nil {
+		path = append(path, s.BinDir)
+	}
+	for _, d := range pathDirs {
+		if l.Visible(h, d) {
+			path = append(path, d)
+		}
+	}
+	env.set("PATH", strings.Join(path, ":"))
+	env.set("XDG_DATA_DIRS", "/usr/share")
+	env.set("DISABLE_UPDATES", "1")
+	env.set("DISABLE_AUTOUPDATER", "1")
+	env.set("DISABLE_INSTALLATION_CHECKS", "1")
+	l.EnvSet = []string{"PATH=" + env.vals["PATH"], "XDG_DATA_DIRS=/usr/share", "DISABLE_UPDATES=1", "DISABLE_AUTOUPDATER=1", "DISABLE_INSTALLATION_CHECKS=1", "XDG_RUNTIME_DIR=" + inRuntime}
+
+	// The chain runs on the host: its environment is the launcher's,
+	// scrubbed, without the variables that steer the dynamic loader and
+	// libc, and in the C locale (bwrap takes --setenv into its own
+	// environment while it parses, and a translated error message would
+	// load gconv modules from $GCONV_PATH). Those variables reach the
+	// sandbox through bwrap --setenv; so does everything the config sets.
+	chain := env.clone()
+	for _, k := range env.order {
+		if LoaderVar(k) {
+			chain.unset(k)
+			p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: k, Dest: env.vals[k]})
+		}
+	}
+	if v, ok := env.get("LC_ALL"); ok {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: "LC_ALL", Dest: v})
+	} else {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: "LC_ALL"})
+	}
+	chain.set("LC_ALL", "C")
+	return chain
+}
 
 // Variables removed from the sandbox's environment: they point at the
 // user's session, desktop, agents and service manager, which the sandbox

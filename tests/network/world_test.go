@@ -54,7 +54,7 @@ func ip(t testing.TB, args ...string) {
 }
 
 // newWorld builds the namespaces and their links; hostResolv is the host's
-// resolv.conf, firewall the allow-list config.
+// resolv.conf, firewall the allowlist config.
 func newWorld(t *testing.T, hostResolv, firewall string) *world {
 	t.Helper()
 	testutil.RequireRoot(t)

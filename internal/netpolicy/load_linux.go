@@ -1,4 +1,4 @@
-package nft
+package netpolicy
 
 import (
 	"errors"
@@ -25,7 +25,8 @@ func LoadConfig(path string) (Config, error) {
 // LoadNamespace returns the effective config of namespace name: the main
 // file at path, merged with netns-firewall.d/NAME.conf beside it when that
 // exists (see Merge), with the domains of its presets (files of presetDir)
-// added. Every file is checked as LoadConfig checks the main one.
+// added. Every file is checked as LoadConfig checks the main one. Domain
+// and preset lines without a policy line are an error.
 func LoadNamespace(path, name, presetDir string) (Config, error) {
 	main, err := LoadConfig(path)
 	if err != nil {
@@ -59,7 +60,21 @@ func LoadNamespace(path, name, presetDir string) (Config, error) {
 		}
 		c.Domains = append(c.Domains, domains...)
 	}
+	if c.Policy == "" && (len(c.Domains) > 0 || len(c.Presets) > 0) {
+		return Config{}, fmt.Errorf("%s: domain and preset lines need a policy line: add policy allowlist", path)
+	}
 	return c, nil
+}
+
+// AnyPolicy reports whether the bridge firewall must let DNS in to the
+// gateway, where netns-dns listens: when c (a namespace's config) has a
+// policy, or any namespace has its own file beside the main file at path.
+func AnyPolicy(path string, c Config) bool {
+	if c.Policy != "" {
+		return true
+	}
+	entries, _ := os.ReadDir(filepath.Dir(NamespaceFile(path, "x")))
+	return len(entries) > 0
 }
 
 func loadFile(path string, parse func(string, []byte) (Config, error)) (Config, error) {

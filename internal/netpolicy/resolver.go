@@ -1,10 +1,10 @@
-package netcfg
+package netpolicy
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
@@ -57,12 +57,6 @@ func (p *Policy) Allows(name string) []*PolicyDomain {
 	return out
 }
 
-// PolicyPath is the policy file of namespace name.
-func (c Config) PolicyPath(name string) string { return filepath.Join(c.PolicyDir, name+".json") }
-
-// DenialLog is the denial log of namespace name, which netns-dns writes.
-func (c Config) DenialLog(name string) string { return filepath.Join(c.LogDir, name+".log") }
-
 // Marshal encodes p.
 func (p Policy) Marshal() []byte {
 	b, err := json.MarshalIndent(p, "", "\t")
@@ -84,38 +78,23 @@ func ParsePolicy(file string, b []byte) (Policy, error) {
 	return p, nil
 }
 
-// Upstreams are the servers netns-dns forwards to: the config's resolver
-// lines, else the host resolv.conf's nameservers (loopback ones included:
-// netns-dns runs on the host), port 53; with none, the gateway's stub.
-func Upstreams(hostResolv []byte, override []netip.Addr) []netip.AddrPort {
-	var out []netip.AddrPort
-	add := func(a netip.Addr) {
-		ap := netip.AddrPortFrom(a.Unmap(), 53)
-		for _, o := range out {
-			if o == ap {
-				return
-			}
+// ForNamespace is what netns-dns is told about namespace name at addr with
+// config c: in allowlist mode, table is its nftables table and pinSet names
+// the set of the i-th port group (PortGroups).
+func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrPort, table string, pinSet func(int) string) Policy {
+	p := Policy{Name: name, Addr: addr, Mode: c.Policy, Upstream: upstream}
+	if c.Policy != PolicyAllowlist {
+		return p
+	}
+	p.Table = table
+	groups := PortGroups(c.Domains)
+	for _, d := range c.Domains {
+		pd := PolicyDomain{Pattern: d.Pattern()}
+		for _, port := range d.Ports {
+			pd.Ports = append(pd.Ports, port.String())
+			pd.Sets = append(pd.Sets, pinSet(slices.Index(groups, port)))
 		}
-		if len(out) < maxNameservers {
-			out = append(out, ap)
-		}
+		p.Domains = append(p.Domains, pd)
 	}
-	for _, a := range override {
-		add(a)
-	}
-	if len(out) > 0 {
-		return out
-	}
-	for _, f := range directives(hostResolv) {
-		if f[0] != "nameserver" || len(f) < 2 {
-			continue
-		}
-		if a, err := netip.ParseAddr(f[1]); err == nil && a.Zone() == "" {
-			add(a)
-		}
-	}
-	if len(out) == 0 {
-		add(netip.AddrFrom4([4]byte{127, 0, 0, 53}))
-	}
-	return out
+	return p
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package nft
+package netpolicy
 
 import "errors"
 

@@ -1,8 +1,7 @@
-package nft
+package netpolicy
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,34 +72,4 @@ func TestParseConfigErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzParseConfig: a config either fails with a FILE:LINE message or gives
-// entries whose rules render on one line each and match nothing wider than
-// they say.
-func FuzzParseConfig(f *testing.F) {
-	f.Add("allow 10.1.0.0/16 tcp 80-90\nresolver 192.168.1.1\n")
-	f.Add("allow fd00::1\n# c\nallow 1.2.3.4 udp 53")
-	f.Add("resolver 1.1.1.1 1.1.1.2")
-	f.Fuzz(func(t *testing.T, in string) {
-		c, err := ParseConfig("f", []byte(in))
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "f:") || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q is not one FILE:LINE line", err)
-			}
-			return
-		}
-		for _, a := range c.Allow {
-			if !a.Dest.IsValid() || a.Dest.Bits() == 0 || a.Dest.Masked() != a.Dest {
-				t.Fatalf("allow %v", a)
-			}
-			if a.Proto != "" && (a.PortLo == 0 || a.PortLo > a.PortHi) {
-				t.Fatalf("allow ports %v", a)
-			}
-		}
-		s := Build(Spec{Bridge: "br-netns", Subnet: netip.MustParsePrefix("10.10.0.0/16"), Resolvers: c.Resolvers, Allow: c.Allow}).String()
-		if want := strings.Count(Build(stubSpec()).String(), "\n") - 4 + 4*len(c.Resolvers) + 2*len(c.Allow); strings.Count(s, "\n") != want {
-			t.Fatalf("ruleset has %d lines, want %d:\n%s", strings.Count(s, "\n"), want, s)
-		}
-	})
 }

@@ -1,4 +1,4 @@
-package nft
+package netpolicy
 
 import (
 	"fmt"
@@ -47,16 +47,6 @@ func (d Domain) Pattern() string {
 		return "*." + d.Name
 	}
 	return d.Name
-}
-
-// Matches reports whether name (any case, with or without the final dot) is
-// allowed by d.
-func (d Domain) Matches(name string) bool {
-	name = strings.ToLower(strings.TrimSuffix(name, "."))
-	if d.Wildcard {
-		return strings.HasSuffix(name, "."+d.Name)
-	}
-	return name == d.Name
 }
 
 // parseDomain parses the arguments of a domain line, or a line of a preset
@@ -198,4 +188,20 @@ func Merge(main, ns Config) Config {
 // file path: netns-firewall.d/NAME.conf.
 func NamespaceFile(path, name string) string {
 	return filepath.Join(filepath.Dir(path), "netns-firewall.d", name+".conf")
+}
+
+// PortGroups returns the distinct port specs of domains, in order of first
+// use: set i (PinSet(i)) holds the addresses of names allowed on the i-th.
+func PortGroups(domains []Domain) []Ports {
+	var out []Ports
+	seen := map[Ports]bool{}
+	for _, d := range domains {
+		for _, p := range d.Ports {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package nft
+package netpolicy
 
 import (
 	"bufio"
@@ -71,7 +71,7 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 			var a Allow
 			if a, err = parseAllow(f[1:]); err == nil {
 				if nsFile && blockedDest(a.Dest) {
-					err = fmt.Errorf("allow: %s is in a range the bridge firewall blocks for every namespace: allow it in netns-firewall.conf", prefixString(a.Dest))
+					err = fmt.Errorf("allow: %s is in a range the bridge firewall blocks for every namespace: allow it in netns-firewall.conf", destString(a.Dest))
 				}
 				c.Allow = append(c.Allow, a)
 			}

@@ -1,0 +1,31 @@
+package claude
+
+import (
+	"errors"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+)
+
+// openBinds opens every bind source of the plan as an fd, and refuses a
+// config file that lies where the sandbox writes.
+func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
+	home, uid, k, cfg := in.home, in.uid, in.k, in.cfg
+	// Every bind from an fd checked on the host, bwrap's first after the
+	// args and the seccomp program. The sandbox home and the private tmp
+	// are made here when missing.
+	b := binder{home: home, writable: l.Writable, rules: dirRules(k, uid)}
+	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
+	if err != nil {
+		var be *bindError
+		if errors.As(err, &be) && be.origin != "" {
+			return nil, &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
+		}
+		return nil, err
+	}
+	if err := trustConfig(cfg, bound); err != nil {
+		bound.Close()
+		return nil, &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
+	}
+	return bound, nil
+}

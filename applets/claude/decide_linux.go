@@ -1,0 +1,38 @@
+package claude
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+)
+
+// decide builds the launch from the inputs (sandbox.Build).
+func decide(o options, in inputs) (*sandbox.Launch, error) {
+	uid, home, userName, pwd, k := in.uid, in.home, in.userName, in.pwd, in.k
+	self, _ := os.Executable()
+	spec := sandbox.Spec{
+		UID: uid, User: userName, Home: home, Pwd: pwd,
+		SandboxHome: k.sandboxHome, Tmp: k.tmp, BinDir: k.binDir,
+		Netns: k.netns, NetnsEnter: filepath.Join(buildinfo.Prefix, "bin", "netns-enter"),
+		Network:  networkFacts(o.hostNetwork),
+		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,
+		Config: in.directives, ConfigName: configName,
+	}
+	if o.mode == modeSeccompTable || o.mode == modeSeccompBPF {
+		spec.Shell = true // the policy does not depend on the agent
+	}
+	l, err := sandbox.Build(osHost{}, spec)
+	if err != nil {
+		var ce *sandboxcfg.Error
+		if errors.As(err, &ce) {
+			return nil, &multicall.ExitError{Code: multicall.ExitUsage, Err: err}
+		}
+		return nil, err
+	}
+	return l, nil
+}

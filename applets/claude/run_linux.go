@@ -1,0 +1,146 @@
+package claude
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
+)
+
+// start encodes the plan and the filter into sealed memfds, bwrap's fds 3
+// and 4, and runs the chain with them and the bind fds.
+func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, stdio multicall.Stdio, sigs *catcher) error {
+	args, err := bwrap.Encode(l.Plan.Args())
+	if err != nil {
+		return err
+	}
+	argsFile, err := sealedMemfd("bwrap-args", args)
+	if err != nil {
+		return err
+	}
+	defer argsFile.Close()
+	filterFile, err := sealedMemfd("seccomp", filter.Bytes())
+	if err != nil {
+		return err
+	}
+	defer filterFile.Close()
+	// extra become fds 3 and 4 in the child, in this order.
+	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
+	extra = append(extra, bound.files...)
+	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
+}
+
+// sealedMemfd returns a sealed in-memory file holding data, positioned at
+// its start, with O_CLOEXEC (exec.Cmd.ExtraFiles clears it on the copy).
+func sealedMemfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, os.NewSyscallError("fcntl F_ADD_SEALS", err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// runChain runs argv in a process group of its own (see
+// jobcontrol_linux.go) and waits for it, passing on its exit status and
+// the signals sigs catches.
+//
+// Preconditions: none; it locks the calling goroutine to its OS thread
+// until the child is reaped, because the child's parent-death signal
+// (PR_SET_PDEATHSIG, SIGKILL) fires when the thread that forked it exits,
+// not the process. Killing the launcher, even with SIGKILL, thus kills the
+// head of the chain; the kernel clears the death signal across the setuid
+// exec of netns-enter, and bwrap --die-with-parent sets it again for bwrap
+// and for the sandbox.
+//
+// It uses syscall.ForkExec rather than os/exec, whose first Start probes
+// pidfd support by cloning a throwaway child: a process more on every
+// launch.
+func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher) error {
+	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
+	for _, f := range extra {
+		files = append(files, f.Fd())
+	}
+	tty := saveTerminal()
+	caught := sigs.wait()
+	// A signal caught before the chain exists ends the launcher as it
+	// would have without catching: nothing is started.
+	for pending := true; pending; {
+		select {
+		case s := <-caught:
+			if fatal(s) {
+				return multicall.Exit(128 + int(s.(syscall.Signal)))
+			}
+		default:
+			pending = false
+		}
+	}
+	if err := becomeSubreaper(); err != nil {
+		return err
+	}
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// The child joins its new group and, when the launcher is in the
+	// terminal's foreground, takes the terminal, before it execs.
+	fg := tty.foreground()
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Env:   env,
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Foreground: fg, Ctty: tty.fd},
+	})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	// From here on the launcher can be in the background of its own
+	// terminal; taking the terminal back must not stop it. (Ignored
+	// before the fork, SIGTTOU would stay ignored in the chain.)
+	signal.Ignore(syscall.SIGTTOU)
+	tty.lent = fg
+	j := &job{pid: pid, tty: tty}
+	done := make(chan struct{})
+	go forward(caught, done, j)
+	ws, err := j.wait()
+	reapOrphans()
+	close(done)
+	tty.restore()
+	if err != nil {
+		return fmt.Errorf("wait %s: %w", argv[0], err)
+	}
+	code := ws.ExitStatus()
+	if ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	if code != 0 {
+		return multicall.Exit(code)
+	}
+	return nil
+}
+
+// fdOf returns the descriptor of r when it is an *os.File, else def.
+func fdOf(r any, def uintptr) uintptr {
+	if f, ok := r.(*os.File); ok {
+		return f.Fd()
+	}
+	return def
+}

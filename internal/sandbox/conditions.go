@@ -1,0 +1,94 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+)
+
+// holds reports whether every condition of a config line holds now.
+func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
+	for _, c := range conds {
+		var ok bool
+		switch c.Name {
+		case sandboxcfg.PwdUnder:
+			ok = under(s.Pwd, c.Path)
+			if !ok {
+				if real, err := h.EvalSymlinks(c.Path); err == nil {
+					ok = under(s.Pwd, real)
+				}
+			}
+		case sandboxcfg.Exists:
+			// The agent must not decide which lines apply.
+			if w := l.agentDecides(h, s, c.Path); w != "" {
+				return false, &sandboxcfg.Error{Name: s.ConfigName, Line: c.Line, Msg: fmt.Sprintf(
+					"exists: %s lies in %s, which the sandbox can write: the agent could decide this condition: test a path outside it", c.Path, w)}
+			}
+			_, err := h.Stat(c.Path)
+			ok = err == nil
+		default:
+			return false, &sandboxcfg.Error{Name: s.ConfigName, Line: c.Line, Msg: fmt.Sprintf("unknown condition %q", c.Name)}
+		}
+		if ok == c.Not {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// agentDecides returns the writable mount (host path) in which the entry
+// at path, or an entry on the way to it, lies, or "" if none does: there
+// the agent can create, remove or relink it. An entry counts by its name
+// and by where it physically is (its directory resolved). A directory
+// below the home but for its dot-directories counts as well (~/src for
+// ~/src/x/flag): it is the default project of a start there.
+func (l *Launch) agentDecides(h Host, s Spec, path string) string {
+	var roots []string
+	ms, _ := writableMounts(s)
+	for _, m := range ms {
+		roots = append(roots, m.host)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.IsWritable() {
+			roots = append(roots, o.Src)
+		}
+	}
+	for i, r := range roots {
+		if real, err := h.EvalSymlinks(r); err == nil {
+			roots = append(roots, real)
+		}
+		roots[i] = filepath.Clean(r)
+	}
+	q := "/"
+	var all []string
+	for _, c := range strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/") {
+		if c == "" {
+			continue
+		}
+		q = filepath.Join(q, c)
+		cands := []string{q}
+		if d, err := h.EvalSymlinks(filepath.Dir(q)); err == nil {
+			cands = append(cands, filepath.Join(d, c))
+		}
+		for _, cand := range cands {
+			for _, r := range roots {
+				if under(cand, r) {
+					return r
+				}
+			}
+		}
+		all = append(all, cands...)
+	}
+	// Any directory below the home but its dot-directories is the
+	// project of a start there: an earlier sandbox may have written it.
+	for _, cand := range all {
+		if rel, ok := strings.CutPrefix(cand, s.Home+"/"); ok {
+			if top, _, deeper := strings.Cut(rel, "/"); deeper && !strings.HasPrefix(top, ".") {
+				return filepath.Join(s.Home, top)
+			}
+		}
+	}
+	return ""
+}

@@ -23,8 +23,13 @@ LDFLAGS := -s -w \
 	-X $(BI).Netns=$(NETNS)
 GOBUILD := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 
-# Go test flags; the suite runs root and unprivileged-user tests.
+# Go test flags, passed by every target that runs go test; the suite runs
+# root and unprivileged-user tests. The end-to-end targets select their
+# suites with CLAUDE_SBX_E2E (internal/testutil/e2e.go), never with a tag.
 TESTFLAGS ?= -count=1 -timeout 40m
+
+# How long make fuzz (and the fuzz-PART targets) runs each fuzz target.
+FUZZTIME ?= 60s
 
 BIN := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
@@ -48,7 +53,7 @@ APPARMOR_LIVE = [ -z '$(DESTDIR)' ] && [ -d /sys/kernel/security/apparmor ] && c
 E2E   :=
 BENCH :=
 
-.PHONY: all build test vet check e2e bench install uninstall clean agent generate apparmor4
+.PHONY: all build test vet fuzz check e2e bench install uninstall clean agent generate apparmor4
 all: build
 
 build: build/claude-sandbox build/netns-enter
@@ -74,10 +79,14 @@ FORCE:
 
 # Linux-only code is so by file name, with stubs elsewhere: vet for another
 # OS keeps it that way. staticcheck is pinned and fetched by the Go toolchain
-# into build/ (the module proxy, once); every build tag is checked.
+# into build/ (the module proxy, once); every build tag is checked. gofmt -l
+# must print nothing; shellcheck (the Debian package) checks the shell
+# scripts at its warning level (its info notes are mostly word splitting the
+# scripts mean).
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK = build/staticcheck-$(STATICCHECK_VERSION)
-VET_TAGS = '' netnsenter_only e2e
+VET_TAGS = '' netnsenter_only
+SHELL_SCRIPTS = $(wildcard scripts/*) .ci/run applets/netns-enter/bench.sh
 
 $(STATICCHECK):
 	@mkdir -p build
@@ -85,6 +94,10 @@ $(STATICCHECK):
 	mv build/.staticcheck/staticcheck $@ && rmdir build/.staticcheck
 
 vet: $(STATICCHECK)
+	@unformatted="$$(gofmt -l cmd applets internal tests man install)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l: run gofmt -w on:" >&2; echo "$$unformatted" >&2; exit 1; fi
+	@command -v shellcheck >/dev/null || { echo "vet: shellcheck not found: apt-get install shellcheck" >&2; exit 1; }
+	shellcheck --severity=warning $(SHELL_SCRIPTS)
 	for tags in $(VET_TAGS); do \
 		$(GO) vet -tags "$$tags" ./... && \
 		GOOS=darwin $(GO) vet -tags "$$tags" ./... && \
@@ -94,6 +107,18 @@ vet: $(STATICCHECK)
 
 test:
 	$(GO) test $(TESTFLAGS) ./...
+
+# fuzz: every fuzz target of the tree, one after another, each for
+# $(FUZZTIME) (go test -fuzz takes one target of one package at a time).
+FUZZ_DIRS = $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Fuzz' cmd applets internal tests 2>/dev/null)))
+
+fuzz:
+	@set -e; for dir in $(FUZZ_DIRS); do \
+		for f in $$($(GO) test -list '^Fuzz' "./$$dir" | grep '^Fuzz'); do \
+			echo "fuzz ./$$dir $$f for $(FUZZTIME)"; \
+			$(GO) test $(TESTFLAGS) -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) "./$$dir"; \
+		done; \
+	done
 
 # The generated files: the syscall tables and the precompiled default filter.
 generate:

@@ -195,7 +195,9 @@ func funcFlagLiterals(t *testing.T, file, fn string) []string {
 
 // kongFlags returns the options of the kong struct type named typ: its
 // fields' names (tag name, else the field name in kebab case) as --NAME,
-// and -X for short:"X". Positional arguments (arg:"") are not options.
+// and -X for short:"X". Positional arguments (arg:"") are not options. A
+// hidden option must say why in its name (testonly-NAME) or, if the
+// program itself uses it, in its help ("Internal: ...").
 func kongFlags(t *testing.T, file, typ string) []string {
 	var out []string
 	found := false
@@ -219,6 +221,9 @@ func kongFlags(t *testing.T, file, typ string) []string {
 					name = kebab(id.Name)
 				}
 				out = append(out, "--"+name)
+				if _, hidden := tag.Lookup("hidden"); hidden && !strings.HasPrefix(name, "testonly-") && !strings.HasPrefix(tag.Get("help"), "Internal: ") {
+					t.Errorf("%s: hidden option --%s is named neither testonly-NAME (for tests) nor helped \"Internal: ...\"", file, name)
+				}
 				if s := tag.Get("short"); s != "" {
 					out = append(out, "-"+s)
 				}
@@ -245,35 +250,6 @@ func kebab(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// flagSetNames returns the names given to fs.String, fs.StringVar,
-// fs.Bool, fs.BoolVar, fs.Int, fs.IntVar and fs.Var in file, as --NAME.
-func flagSetNames(t *testing.T, file string) []string {
-	var out []string
-	ast.Inspect(parseFile(t, file), func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		idx := map[string]int{"String": 0, "Bool": 0, "Int": 0, "StringVar": 1, "BoolVar": 1, "IntVar": 1, "Var": 1}
-		i, ok := idx[sel.Sel.Name]
-		if !ok || len(call.Args) <= i {
-			return true
-		}
-		if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fs" {
-			return true
-		}
-		if lit, ok := call.Args[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			out = append(out, "--"+unquote(t, lit))
-		}
-		return true
-	})
-	return out
 }
 
 // caseStrings returns the string case labels of the switches in function
@@ -303,8 +279,9 @@ func caseStrings(t *testing.T, file, fn string) []string {
 	return out
 }
 
-// constStrings returns the values of the string constants of file.
-func constStrings(t *testing.T, file string) []string {
+// consts returns the values of the constants of file whose literal is of
+// kind (token.STRING: unquoted; token.INT: as written).
+func consts(t *testing.T, file string, kind token.Token) []string {
 	var out []string
 	for _, d := range parseFile(t, file).Decls {
 		gd, ok := d.(*ast.GenDecl)
@@ -313,8 +290,12 @@ func constStrings(t *testing.T, file string) []string {
 		}
 		for _, s := range gd.Specs {
 			for _, v := range s.(*ast.ValueSpec).Values {
-				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					out = append(out, unquote(t, lit))
+				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == kind {
+					if kind == token.STRING {
+						out = append(out, unquote(t, lit))
+					} else {
+						out = append(out, lit.Value)
+					}
 				}
 			}
 		}
@@ -330,12 +311,12 @@ func TestOptionsDocumented(t *testing.T) {
 		"claude-update.1":         kongFlags(t, "applets/claude-update/cli.go", "flags"),
 		"claude-sandbox-doctor.8": kongFlags(t, "applets/doctor/doctor.go", "flags"),
 		"netns-enter.8":           funcFlagLiterals(t, "applets/netns-enter/args.go", "parseArgs"),
-		"netns-setup.8": append(flagSetNames(t, "applets/netns-setup/netnssetup.go"),
+		"netns-setup.8": append(kongFlags(t, "applets/netns-setup/netnssetup.go", "flags"),
 			caseStrings(t, "applets/netns-setup/netnssetup.go", "run")...),
-		"claude-sandbox-init.5": append(constStrings(t, "internal/sandboxcfg/sandboxcfg.go"),
+		"claude-sandbox-init.5": append(consts(t, "internal/sandboxcfg/sandboxcfg.go", token.STRING),
 			caseStrings(t, "internal/sandboxcfg/sandboxcfg.go", "Parse")...),
 		"netns-firewall.conf.5": caseStrings(t, "internal/netpolicy/config.go", ""),
-		"netns-dns.8":           flagSetNames(t, "applets/netns-dns/netnsdns.go"),
+		"netns-dns.8":           kongFlags(t, "applets/netns-dns/netnsdns.go", "flags"),
 	}
 	for file, names := range want {
 		words := boldWords(read(t, file))
@@ -351,7 +332,8 @@ func TestOptionsDocumented(t *testing.T) {
 		"claude.1":              {"--shell", "--sandbox-dry-run", "--sandbox-seccomp=bpf", "--sandbox-doctor"},
 		"claude-update.1":       {"--rollback", "--allow-unsigned", "-h"},
 		"netns-enter.8":         {"--netns=", "--"},
-		"netns-setup.8":         {"--run-dir", "up", "status"},
+		"netns-setup.8":         {"--testonly-run-dir", "--follow", "-f", "up", "status"},
+		"netns-dns.8":           {"--testonly-listen", "--testonly-pin-floor", "-h"},
 		"claude-sandbox-init.5": {"ro-try", "seccomp-allow", "pwd-under", "if", "end"},
 		"netns-firewall.conf.5": {"allow", "resolver"},
 	} {
@@ -359,6 +341,24 @@ func TestOptionsDocumented(t *testing.T) {
 			if !slices.Contains(want[file], m) {
 				t.Errorf("%s: the code's options %q lack %q: fix the extraction", file, want[file], m)
 			}
+		}
+	}
+}
+
+// TestExitStatusFromCode: netns-enter's exit codes, the contract the doctor
+// switches on (internal/multicall), are each an entry of its EXIT STATUS.
+func TestExitStatusFromCode(t *testing.T) {
+	src := read(t, "netns-enter.8")
+	i := strings.Index(src, ".SH EXIT STATUS")
+	j := strings.Index(src[i:], "\n.SH ")
+	section := src[i : i+j]
+	codes := append(consts(t, "internal/multicall/applet.go", token.INT), consts(t, "internal/multicall/refusal.go", token.INT)...)
+	if len(codes) < 8 {
+		t.Fatalf("found only the exit codes %q in internal/multicall: fix the extraction", codes)
+	}
+	for _, c := range codes {
+		if c != "0" && !strings.Contains(section, "\n.TP\n.B "+c+"\n") {
+			t.Errorf("netns-enter.8: exit code %s of internal/multicall is not an entry of EXIT STATUS", c)
 		}
 	}
 }

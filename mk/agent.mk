@@ -14,7 +14,7 @@ BENCH += bench-agent
 
 e2e-agent-loop:
 	agent="$$(scripts/fetch-agent)" && \
-	CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgentLoop' -v ./applets/claude/
+	CLAUDE_SBX_E2E=agent CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgentLoop' -v ./applets/claude/
 
 bench-agent:
 	GO='$(GO)' scripts/bench-agent

@@ -16,11 +16,11 @@ test-launcher:
 
 e2e-agent:
 	agent="$$(scripts/fetch-agent)" && \
-	CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgent$$' -v ./applets/claude/
+	CLAUDE_SBX_E2E=agent CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgent$$' -v ./applets/claude/
 
 bench-launcher:
 	GO='$(GO)' scripts/bench-launcher
 
 fuzz-launcher:
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),60s) ./internal/sandboxcfg
-	$(GO) test -run '^$$' -fuzz '^FuzzGitlinks$$' -fuzztime $(or $(FUZZTIME),60s) ./internal/sandbox
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/sandboxcfg
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzGitlinks$$' -fuzztime $(FUZZTIME) ./internal/sandbox

@@ -18,7 +18,6 @@ NETNS_ENTER_LIST = $(DESTDIR)$(SYSCONFDIR)/netns-enter
 NETNS_ENTER_OWNER = $(if $(filter 0,$(shell id -u)),-o root -g root,)
 NETNS_ENTER_HEADER = \# netns-enter whitelist: one namespace name per line, or NAME @GROUP to \
 	admit only members of GROUP (from /etc/group). Root-owned, not group/world-writable.
-FUZZTIME ?= 60s
 
 .PHONY: install-netns-enter uninstall-netns-enter test-netns-enter fuzz-netns-enter bench-netns-enter
 
@@ -54,11 +53,11 @@ test-netns-enter:
 	$(GO) test $(TESTFLAGS) ./applets/netns-enter/... ./internal/nsname/... ./internal/multicall/...
 
 fuzz-netns-enter:
-	$(GO) test -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
-	$(GO) test -run '^$$' -fuzz '^FuzzParseWhitelist$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
-	$(GO) test -run '^$$' -fuzz '^FuzzLookupGroup$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
-	$(GO) test -run '^$$' -fuzz '^FuzzCheckACL$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
-	$(GO) test -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/nsname
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzParseArgs$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzParseWhitelist$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzLookupGroup$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzCheckACL$$' -fuzztime $(FUZZTIME) ./applets/netns-enter
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzValid$$' -fuzztime $(FUZZTIME) ./internal/nsname
 
 bench-netns-enter:
 	GO='$(GO)' applets/netns-enter/bench.sh

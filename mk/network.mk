@@ -85,6 +85,6 @@ uninstall-network: uninstall-netns-enter
 
 bench-network: build/claude-sandbox
 	scripts/bench-network build/claude-sandbox
-	scripts/bench-dns
+	GO='$(GO)' TESTFLAGS='$(TESTFLAGS)' scripts/bench-dns
 
 BENCH += bench-network

@@ -6,15 +6,13 @@
 # seccomp-table the policy as a table for this machine's architecture
 # bench-seccomp getppid loop and find /usr in bwrap, with the filter and without
 
-FUZZTIME ?= 60s
-
 .PHONY: test-seccomp fuzz-seccomp seccomp-table bench-seccomp
 
 test-seccomp:
 	$(GO) test $(TESTFLAGS) ./internal/seccomp/... ./tests/seccomp/...
 
 fuzz-seccomp:
-	$(GO) test -run '^$$' -fuzz '^FuzzFilter$$' -fuzztime $(FUZZTIME) ./internal/seccomp
+	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzFilter$$' -fuzztime $(FUZZTIME) ./internal/seccomp
 
 seccomp-table:
 	@$(GO) run ./internal/seccomp/writebpf.go -table

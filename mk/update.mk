@@ -8,4 +8,4 @@
 E2E += e2e-update
 
 e2e-update:
-	$(GO) test -tags e2e -count=1 -timeout 15m -run '^TestE2ENpm$$' -v ./applets/claude-update/
+	CLAUDE_SBX_E2E=update $(GO) test $(TESTFLAGS) -run '^TestE2ENpm$$' -v ./applets/claude-update/

@@ -1,5 +1,3 @@
-//go:build e2e
-
 package claudeupdate
 
 import (
@@ -161,6 +159,7 @@ func fetchTo(url, path string, sum []byte) error {
 // npm is configured with into a temporary bin dir, with the shipped binary,
 // and runs it. Run by `make e2e-update`.
 func TestE2ENpm(t *testing.T) {
+	testutil.E2E(t, testutil.E2EUpdate)
 	npm := testutil.RequireCommand(t, "npm")
 	out, err := exec.Command(npm, "config", "get", "registry").Output()
 	if err != nil {

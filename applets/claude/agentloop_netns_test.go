@@ -204,13 +204,13 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	setup := func(args ...string) testutil.Result {
 		t.Helper()
 		full := append([]string{"--net=" + nsname.Path(host), "--", multi, "netns-setup",
-			"--firewall-config=" + firewall, "--host-resolv-conf=" + resolv,
-			"--lock-file=" + filepath.Join(dir, "lock"), "--policy-dir=" + policyDir,
-			"--log-dir=" + logDir, "--preset-dir=" + filepath.Join(dir, "presets")}, args...)
+			"--testonly-firewall-config=" + firewall, "--testonly-host-resolv-conf=" + resolv,
+			"--testonly-lock-file=" + filepath.Join(dir, "lock"), "--testonly-policy-dir=" + policyDir,
+			"--testonly-log-dir=" + logDir, "--testonly-preset-dir=" + filepath.Join(dir, "presets")}, args...)
 		return testutil.RunCommand(t, exec.Command("nsenter", full...))
 	}
 	dnsCmd := exec.Command("nsenter", "--net="+nsname.Path(host), "--", multi, "netns-dns",
-		"--listen="+loopBridge+":53", "--policy-dir="+policyDir, "--log-dir="+logDir)
+		"--testonly-listen="+loopBridge+":53", "--testonly-policy-dir="+policyDir, "--testonly-log-dir="+logDir)
 	var dnsErr strings.Builder
 	dnsCmd.Stderr = &dnsErr
 	if err := dnsCmd.Start(); err != nil {

@@ -43,10 +43,7 @@ const dummyKey = "sk-ant-dummy-agentloop"
 // loopSandbox is a Sandbox whose BinDir/claude is the real agent.
 func loopSandbox(t *testing.T) *testutil.Sandbox {
 	t.Helper()
-	agent := os.Getenv("CLAUDE_SBX_E2E_AGENT")
-	if agent == "" {
-		t.Skip("CLAUDE_SBX_E2E_AGENT not set: run make e2e-agent-loop")
-	}
+	agent := testutil.E2EAgentPath(t)
 	s := testutil.NewSandbox(t)
 	testutil.RequireCommand(t, "git")
 	dst := filepath.Join(s.BinDir, "claude")

@@ -15,10 +15,7 @@ import (
 // by `make e2e-agent` from scripts/fetch-agent) through the sandbox as the
 // test user.
 func TestE2EAgent(t *testing.T) {
-	agent := os.Getenv("CLAUDE_SBX_E2E_AGENT")
-	if agent == "" {
-		t.Skip("CLAUDE_SBX_E2E_AGENT not set: run make e2e-agent")
-	}
+	agent := testutil.E2EAgentPath(t)
 	s := testutil.NewSandbox(t)
 	dst := filepath.Join(s.BinDir, "claude")
 	if err := os.Remove(dst); err != nil {

@@ -11,8 +11,10 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
@@ -178,10 +180,11 @@ func readTrim(h Host, p string) (string, bool) {
 	return strings.TrimSpace(string(b)), true
 }
 
-func firstLine(s string) string {
+// lastLine is the last non-empty line of s: bwrap, netns-enter and
+// netns-setup put their error last, after whatever the program said before.
+func lastLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		// bwrap, netns-enter and netns-setup put their error last.
 		s = s[i+1:]
 	}
 	return s
@@ -338,7 +341,7 @@ func errText(o Output) string {
 	if o.Err != nil {
 		return o.Err.Error()
 	}
-	if t := firstLine(o.Stderr); t != "" {
+	if t := lastLine(o.Stderr); t != "" {
 		return t
 	}
 	return "exit status " + strconv.Itoa(o.Code)
@@ -538,33 +541,55 @@ func checkWhitelist(s *state) Result {
 		r.Fix = addLine
 		return r
 	}
+	// netns-enter's exit status says why it refused (multicall's
+	// contract); its message is shown, never parsed. `true` exits 0.
 	out := s.run(s.c.NetnsEnter, ns, "--", "true")
 	msg := errText(out)
-	switch {
-	case out.Err == nil && out.Code == 0:
+	code := out.Code
+	if out.Err != nil {
+		code = -1
+	}
+	switch code {
+	case multicall.ExitOK:
 		s.entered = true
 		r.Status, r.Message = OK, fmt.Sprintf("%s admits %s to %s (netns-enter %s -- true ran)", w, user, ns, ns)
-	case strings.Contains(msg, "is not active"), strings.Contains(msg, "is not a namespace"):
+	case multicall.ExitNotActive:
 		// netns-enter checks the whitelist before the namespace.
 		r.Status, r.Message = OK, fmt.Sprintf("%s admits %s to %s", w, user, ns)
-	case strings.Contains(msg, "is not in the whitelist"):
+	case multicall.ExitNotListed:
 		r.Message = msg
 		r.Fix = addLine
-	case strings.Contains(msg, "not a member of group "):
-		g := msg[strings.LastIndex(msg, "not a member of group ")+len("not a member of group "):]
+	case multicall.ExitNotMember:
 		r.Message = msg
-		r.Fix = fmt.Sprintf("sudo usermod -aG %s %s (then log in again)", g, user)
-	case strings.Contains(msg, "does not exist"):
+		r.Fix = fmt.Sprintf("sudo usermod -aG %s %s (then log in again)", whitelistGroup(s.h, w, ns), user)
+	case multicall.ExitNoWhitelist:
 		r.Message = msg
 		r.Fix = "sudo make install-network"
-	case strings.Contains(msg, "must be installed setuid root"):
+	case multicall.ExitNotSetuid:
 		r.Message = msg
 		r.Fix = "sudo chmod 4755 " + s.c.NetnsEnter
+	case multicall.ExitNoNewPrivs:
+		r.Message = msg
+		r.Fix = "run claude-sandbox doctor outside the sandbox"
 	default:
 		r.Message = "netns-enter: " + msg
 		r.Fix = "see DIAGNOSTICS in netns-enter(8)"
 	}
 	return r
+}
+
+// whitelistGroup is the GROUP of the whitelist's "NS @GROUP" line, for the
+// fix of a caller who is not a member; "GROUP" if the file does not say.
+// The verdict is netns-enter's; this only names the group in the advice.
+func whitelistGroup(h Host, whitelist, ns string) string {
+	b, _ := h.ReadFile(whitelist)
+	for _, l := range strings.Split(string(b), "\n") {
+		l, _, _ = strings.Cut(l, "#")
+		if f := strings.Fields(l); len(f) == 2 && f[0] == ns && strings.HasPrefix(f[1], "@") && len(f[1]) > 1 {
+			return quote.String(f[1][1:])
+		}
+	}
+	return "GROUP"
 }
 
 // checkNamespace: netns-setup status as root; the namespace's file (and

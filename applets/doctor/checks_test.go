@@ -15,6 +15,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
@@ -172,7 +173,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			procStatus:                      "Name:\tdoctor\nSeccomp:\t0\nSeccomp_filters:\t0\n",
 			seccompActions:                  "kill_process kill_thread trap errno user_notif trace log allow\n",
 			testConfig.Whitelist:            "# netns-enter whitelist\nagents\n",
-			testConfig.FirewallConfig:       "# allow-list\nallow 192.168.1.10 tcp 443\n",
+			testConfig.FirewallConfig:       "# allowlist\nallow 192.168.1.10 tcp 443\n",
 			bin:                             agentText,
 			stateFile:                       stateText(agentSum, len(agentText), ""),
 			"/etc/netns/agents/resolv.conf": "nameserver 10.10.0.1\n",
@@ -330,33 +331,45 @@ func TestChecks(t *testing.T) {
 			delete(h.stats, testConfig.NetnsSetup)
 			delete(h.stats, "/run/netns/agents")
 		}, "dns", Skip, "the network part is not installed", "see the netns-enter line"},
+		// netns-enter's refusals: the doctor goes by the exit status
+		// (multicall's contract) and shows the last line, whatever it says.
 		{"not in the whitelist", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not in the whitelist /usr/local/etc/netns-enter\n"}
-		}, "whitelist", Fail, "is not in the whitelist", "echo agents | sudo tee -a /usr/local/etc/netns-enter"},
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotListed, Stderr: "netns-enter: refusal one, in any words\n"}
+		}, "whitelist", Fail, "refusal one, in any words", "echo agents | sudo tee -a /usr/local/etc/netns-enter"},
 		{"not in the group", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: not a member of group sbx-users\n"}
-		}, "whitelist", Fail, "not a member of group sbx-users", "sudo usermod -aG sbx-users alice (then log in again)"},
+			h.files[testConfig.Whitelist] = "# comment\nother @wheel\nagents\t@sbx-users # the sandbox users\n"
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotMember, Stderr: "netns-enter: refusal two\n"}
+		}, "whitelist", Fail, "refusal two", "sudo usermod -aG sbx-users alice (then log in again)"},
+		{"not in the group, whitelist unreadable", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotMember, Stderr: "netns-enter: refusal two\n"}
+		}, "whitelist", Fail, "refusal two", "sudo usermod -aG GROUP alice (then log in again)"},
 		{"whitelist missing", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter does not exist: run make install-network\n"}
-		}, "whitelist", Fail, "does not exist", "sudo make install-network"},
+			h.cmds[enterKey] = Output{Code: multicall.ExitNoWhitelist, Stderr: "netns-enter: refusal three\n"}
+		}, "whitelist", Fail, "refusal three", "sudo make install-network"},
 		{"helper not setuid, as netns-enter says", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: netns-enter must be installed setuid root: run make install-network\n"}
-		}, "whitelist", Fail, "must be installed setuid root", "sudo chmod 4755 /usr/local/bin/netns-enter"},
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotSetuid, Stderr: "netns-enter: refusal four\n"}
+		}, "whitelist", Fail, "refusal four", "sudo chmod 4755 /usr/local/bin/netns-enter"},
+		{"no_new_privs", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: multicall.ExitNoNewPrivs, Stderr: "netns-enter: refusal five\n"}
+		}, "whitelist", Fail, "refusal five", "run claude-sandbox doctor outside the sandbox"},
 		{"whitelist malformed", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter:3: want NAME or NAME @GROUP, got 3 fields\n"}
+			h.cmds[enterKey] = Output{Code: multicall.ExitFailure, Stderr: "netns-enter: whitelist /usr/local/etc/netns-enter:3: want NAME or NAME @GROUP, got 3 fields\n"}
 		}, "whitelist", Fail, "netns-enter: whitelist /usr/local/etc/netns-enter:3", "see DIAGNOSTICS in netns-enter(8)"},
+		{"failure that names a refusal's words", false, func(h *fakeHost) {
+			h.cmds[enterKey] = Output{Code: multicall.ExitFailure, Stderr: "netns-enter: namespace agents is not active, is not in the whitelist\n"}
+		}, "whitelist", Fail, "netns-enter: namespace agents is not active, is not in the whitelist", "see DIAGNOSTICS in netns-enter(8)"},
 		{"whitelist without the name, as root", true, func(h *fakeHost) { h.files[testConfig.Whitelist] = "other\n" },
 			"whitelist", Fail, "does not name agents", "echo agents | sudo tee -a /usr/local/etc/netns-enter"},
 		{"namespace down", false, func(h *fakeHost) {
 			delete(h.stats, "/run/netns/agents")
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotActive, Stderr: "netns-enter: refusal six\n"}
 		}, "namespace", Fail, "namespace agents is not active", "sudo systemctl enable --now netns@agents.service"},
 		{"namespace not judged when netns-enter refuses", false, func(h *fakeHost) {
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not in the whitelist /usr/local/etc/netns-enter\n"}
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotListed, Stderr: "netns-enter: refusal one\n"}
 		}, "namespace", Skip, "/run/netns/agents exists; netns-enter did not get in", "see the whitelist line"},
 		{"whitelist ok although namespace down", false, func(h *fakeHost) {
 			delete(h.stats, "/run/netns/agents")
-			h.cmds[enterKey] = Output{Code: 1, Stderr: "netns-enter: namespace agents is not active: systemctl start netns@agents\n"}
+			h.cmds[enterKey] = Output{Code: multicall.ExitNotActive, Stderr: "netns-enter: refusal six\n"}
 		}, "whitelist", OK, "admits alice to agents", ""},
 		{"namespace half up, as root", true, func(h *fakeHost) {
 			h.cmds[statusKey] = Output{Code: 1, Stdout: "namespace agents\n  firewall  table inet claude_sandbox: present\n",
@@ -595,4 +608,17 @@ func FuzzNameserver(f *testing.F) {
 func parseAddr(s string) (netip.Addr, bool) {
 	a, err := netip.ParseAddr(s)
 	return a, err == nil
+}
+
+func TestLastLine(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"one\n", "one"},
+		{"warning: first\nnetns-enter: the error\n", "netns-enter: the error"},
+		{"a\nb\n\n  \n", "b"},
+	} {
+		if got := lastLine(tt.in); got != tt.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

@@ -92,7 +92,7 @@ func config(getenv func(string) string, dnsName string) (Config, error) {
 	}
 	if v := getenv("CLAUDE_SBX_NETNS"); v != "" {
 		if err := nsname.Check(v); err != nil {
-			return c, multicall.Usagef("CLAUDE_SBX_NETNS: %v", err)
+			return c, multicall.Usagef("CLAUDE_SBX_NETNS: %w", err)
 		}
 		c.Netns = v
 	}

@@ -21,12 +21,12 @@ package netnsdns
 
 import (
 	"context"
-	"flag"
-	"io"
 	"net/netip"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 )
 
@@ -35,31 +35,46 @@ var Applet = multicall.Applet{Name: "netns-dns", Run: run}
 
 const usage = "usage: netns-dns (no arguments: serves every namespace netns-setup up made, in the foreground)"
 
-// options are netns-dns's settings; the flags that change them are for
-// tests only and not in the usage line.
+// options are netns-dns's settings.
 type options struct {
 	listen    netip.AddrPort
 	policyDir string
 	logDir    string
-	pinFloor  flagDuration
+	pinFloor  time.Duration
+}
+
+// flags is the command line: no arguments. The testonly- flags point it at
+// throwaway addresses and directories; they are hidden from the usage line
+// and left unset keep the installed values.
+type flags struct {
+	Help bool `short:"h" help:"Print the usage line (exit 2)."`
+
+	Listen    string        `name:"testonly-listen" hidden:""`
+	PolicyDir string        `name:"testonly-policy-dir" hidden:""`
+	LogDir    string        `name:"testonly-log-dir" hidden:""`
+	PinFloor  time.Duration `name:"testonly-pin-floor" hidden:""`
 }
 
 func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	cfg := netcfg.DefaultAt(buildinfo.Sysconfdir, buildinfo.Prefix)
-	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir}
-	fs := flag.NewFlagSet("netns-dns", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	listen := fs.String("listen", netip.AddrPortFrom(cfg.Gateway(), 53).String(), "")
-	fs.StringVar(&o.policyDir, "policy-dir", o.policyDir, "")
-	fs.StringVar(&o.logDir, "log-dir", o.logDir, "")
-	fs.Var(&o.pinFloor, "pin-floor", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 0 {
-		return multicall.Usagef("%s", usage)
+	var f flags
+	if err := kongparse.ParseUsage(&f, &f.Help, "netns-dns", usage, args); err != nil {
+		return err
 	}
-	ap, err := netip.ParseAddrPort(*listen)
-	if err != nil {
-		return multicall.Usagef("--listen: %v", err)
+	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir, pinFloor: f.PinFloor,
+		listen: netip.AddrPortFrom(cfg.Gateway(), 53)}
+	if f.PolicyDir != "" {
+		o.policyDir = f.PolicyDir
 	}
-	o.listen = ap
+	if f.LogDir != "" {
+		o.logDir = f.LogDir
+	}
+	if f.Listen != "" {
+		ap, err := netip.ParseAddrPort(f.Listen)
+		if err != nil {
+			return multicall.Usagef("--testonly-listen: %w", err)
+		}
+		o.listen = ap
+	}
 	return serve(ctx, o, stdio)
 }

@@ -7,8 +7,10 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -162,4 +164,56 @@ func isConversion(fun ast.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// TestDevelopmentTable: the package table that opens docs/development.md
+// says "yes" in its setuid column for exactly the packages of ours that the
+// setuid build may link (privilegedPackages), and has one row for every
+// package with code, and no other.
+func TestDevelopmentTable(t *testing.T) {
+	root := testutil.ModuleRoot(t)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| `([^`]+)` \\|.*\\| (yes|no) \\|$")
+	rows := map[string]string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		if m := row.FindStringSubmatch(l); m != nil {
+			if _, dup := rows[m[1]]; dup {
+				t.Errorf("docs/development.md: two rows for %s", m[1])
+			}
+			rows[m[1]] = m[2]
+		}
+	}
+	for p := range privilegedPackages {
+		if rel, ours := strings.CutPrefix(p, module+"/"); ours && rows[rel] != "yes" {
+			t.Errorf("docs/development.md: %s is linked into the setuid build, but its row says %q", rel, rows[rel])
+		}
+	}
+	cmd := exec.Command("go", "list", "-f", "{{if .GoFiles}}{{.ImportPath}}{{end}}", "./...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	have := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(p, module+"/")
+		have[rel] = true
+		if _, ok := rows[rel]; !ok {
+			t.Errorf("docs/development.md: no row for package %s: add one (what it owns, who imports it, setuid build yes or no)", rel)
+		}
+	}
+	for rel, setuid := range rows {
+		if !have[rel] {
+			t.Errorf("docs/development.md: a row for %s, which is no package with code", rel)
+		}
+		if setuid == "yes" && !privilegedPackages[module+"/"+rel] {
+			t.Errorf("docs/development.md: %s says yes in the setuid column, but deps_test does not allow it there", rel)
+		}
+	}
+	if len(rows) < 20 {
+		t.Errorf("docs/development.md: only %d package rows found: fix the table or this test", len(rows))
+	}
 }

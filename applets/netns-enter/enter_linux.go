@@ -11,7 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Size limits of the files read with privilege.
@@ -28,7 +30,7 @@ var (
 )
 
 func notActive(name string) error {
-	return fmt.Errorf("namespace %s is not active: systemctl start netns@%s", name, name)
+	return multicall.Refusal(multicall.ExitNotActive, fmt.Errorf("namespace %s is not active: systemctl start netns@%s", name, name))
 }
 
 // enter checks everything, enters the namespace, drops privileges for good
@@ -39,7 +41,11 @@ func notActive(name string) error {
 // anything else. The OS thread is locked and never unlocked: setns and
 // PR_SET_NO_NEW_PRIVS act on the calling thread only, and execve must run on
 // that same thread. Nothing here reads the environment before the drop.
-func enter(req request, whitelist string) error {
+//
+// An error it returns is printed by the dispatcher on this same thread, to
+// the caller's stderr: enter returns it only once the thread's euid is the
+// caller's again (asCaller), so that the write is the caller's, not root's.
+func enter(req request, whitelist string) (err error) {
 	runtime.LockOSThread()
 
 	// 0. The entry point (entry_linux.go) recorded the caller's signals
@@ -59,6 +65,7 @@ func enter(req request, whitelist string) error {
 		if err := threadSetres(unix.SYS_SETRESUID, -1, 0, -1); err != nil {
 			return fmt.Errorf("take back root: %w", os.NewSyscallError("setresuid", err))
 		}
+		defer func() { err = asCaller(err) }()
 	}
 
 	// 1. Who is calling.
@@ -73,9 +80,9 @@ func enter(req request, whitelist string) error {
 	}
 	if unix.Geteuid() != 0 {
 		if nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); err == nil && nnp == 1 {
-			return errNoNewPrivs
+			return multicall.Refusal(multicall.ExitNoNewPrivs, errNoNewPrivs)
 		}
-		return errNotSetuid
+		return multicall.Refusal(multicall.ExitNotSetuid, errNotSetuid)
 	}
 
 	// 2. May this caller enter this namespace.
@@ -133,17 +140,17 @@ func enter(req request, whitelist string) error {
 		return err
 	}
 	err = unix.Exec(path, req.Argv, envv)
-	return fmt.Errorf("exec %q: %w", path, err)
+	return fmt.Errorf("exec %s: %w", quote.String(path), err)
 }
 
 // allowed reads the whitelist and returns the entry for name.
 func allowed(name, whitelist string) (entry, error) {
 	data, err := readTrusted(whitelist, maxWhitelistSize)
 	if errors.Is(err, unix.ENOENT) {
-		return entry{}, fmt.Errorf("whitelist %s does not exist: run make install-network", whitelist)
+		return entry{}, multicall.Refusal(multicall.ExitNoWhitelist, fmt.Errorf("whitelist %s does not exist: run make install-network", whitelist))
 	}
 	if err != nil {
-		return entry{}, fmt.Errorf("whitelist %s", err)
+		return entry{}, fmt.Errorf("whitelist %w", err)
 	}
 	entries, err := parseWhitelist(data)
 	if err != nil {
@@ -151,7 +158,7 @@ func allowed(name, whitelist string) (entry, error) {
 	}
 	e, ok := find(entries, name)
 	if !ok {
-		return entry{}, fmt.Errorf("namespace %s is not in the whitelist %s", name, whitelist)
+		return entry{}, multicall.Refusal(multicall.ExitNotListed, fmt.Errorf("namespace %s is not in the whitelist %s", name, whitelist))
 	}
 	return e, nil
 }
@@ -180,7 +187,7 @@ func checkGroup(e entry, whitelist string, rgid int) error {
 		gs[i] = uint32(g)
 	}
 	if !member(gid, uint32(rgid), gs) {
-		return fmt.Errorf("not a member of group %s", e.Group)
+		return multicall.Refusal(multicall.ExitNotMember, fmt.Errorf("not a member of group %s", e.Group))
 	}
 	return nil
 }
@@ -304,7 +311,7 @@ func openTarget(name string) (fd int, err error) {
 		return -1, &os.PathError{Op: "fstatfs", Path: target, Err: err}
 	}
 	if sfs.Type != unix.NSFS_MAGIC {
-		return -1, fmt.Errorf("%s is not a namespace: systemctl restart netns@%s", target, name)
+		return -1, multicall.Refusal(multicall.ExitNotActive, fmt.Errorf("%s is not a namespace: systemctl restart netns@%s", target, name))
 	}
 	if t, err := unix.IoctlRetInt(fd, unix.NS_GET_NSTYPE); err != nil || t != unix.CLONE_NEWNET {
 		return -1, fmt.Errorf("%s is not a network namespace", target)
@@ -527,6 +534,23 @@ func threadSetres(nr uintptr, r, e, s int) error {
 	return nil
 }
 
+// asCaller sets this thread's euid back to the real uid, as the entry point
+// left it, before err goes to the dispatcher, which writes it to the
+// caller's stderr from this thread. As root that write would keep a setgid
+// bit and ignore quotas. If even that fails the thread may still be root:
+// then nothing is printed, and the exit status is err's.
+//
+// Preconditions: the OS thread is locked; its saved uid is root.
+func asCaller(err error) error {
+	if err == nil {
+		return nil
+	}
+	if threadSetres(unix.SYS_SETRESUID, -1, unix.Getuid(), -1) != nil {
+		return &multicall.ExitError{Code: multicall.Code(err)}
+	}
+	return err
+}
+
 // drop sets all uids and gids of this thread (the one that execs) to the
 // real ones, keeps the supplementary groups as they are, sets no_new_privs
 // on it, and verifies that root cannot be regained. The other threads keep
@@ -560,6 +584,8 @@ func drop(uid, gid int) error {
 		}
 	}
 	// Raw syscalls act on this thread only, which is the one that execs.
+	// The errno is reported with %v: it is the value found (0: success),
+	// not a cause.
 	if _, _, e := unix.RawSyscall(unix.SYS_SETUID, 0, 0, 0); e != unix.EPERM {
 		return fmt.Errorf("setuid(0) after the drop: got %v, want EPERM", e)
 	}
@@ -596,7 +622,7 @@ func lookPath(file string, env []string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%q: command not found in PATH", file)
+	return "", fmt.Errorf("%s: command not found in PATH", quote.String(file))
 }
 
 // splitEnv splits the NUL-terminated entries of /proc/PID/environ.

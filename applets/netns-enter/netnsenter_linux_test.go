@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -361,7 +362,7 @@ func TestSetuidHappyPath(t *testing.T) {
 		// GODEBUG=inittrace=1 writes to stderr before main; a full pipe
 		// holds the process there, euid the caller's, saved uid root.
 		uid := strconv.Itoa(int(e.user.Uid))
-		pid, wait := e.startHeld(t, []string{"GODEBUG=inittrace=1"}, fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid), e.ok, "--", "true")
+		pid, wait := e.startHeld(t, []string{"GODEBUG=inittrace=1"}, statusHas(fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid)), e.ok, "--", "true")
 		attack := underUser(t, e, "sh", "-c", `strace -p "$0" -o /dev/null; echo "strace $?"; for f in mem environ maps; do cat "/proc/$0/$f" >/dev/null || echo "$f refused"; done; ls "/proc/$0/fd" >/dev/null || echo "fd refused"`)
 		res := attack(strconv.Itoa(pid))
 		if err := wait(); err != nil {
@@ -375,36 +376,75 @@ func TestSetuidHappyPath(t *testing.T) {
 		}
 	})
 
-	t.Run("only the working thread holds root", func(t *testing.T) {
-		// The refusal is written to a full pipe from the locked thread
-		// while it is root: every other thread, however many the runtime
-		// made, must have the caller's euid.
+	t.Run("no thread is root while a refusal is written", func(t *testing.T) {
+		// The refusal comes while root is held; it is written to a full
+		// pipe, so the write blocks. By then the thread that held root
+		// must have the caller's euid again, as every other thread,
+		// however many the runtime made, and no effective capability.
 		uid := strconv.Itoa(int(e.user.Uid))
-		root := fmt.Sprintf("Uid:\t%s\t0\t0\t0\n", uid)
-		pid, wait := e.startHeld(t, []string{"GOMAXPROCS=64"}, root, e.prefix+"-nowl", "--", "true")
+		pid, wait := e.startHeld(t, []string{"GOMAXPROCS=64"}, writingStderr, e.prefix+"-nowl", "--", "true")
 		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rooted := 0
 		for _, p := range tasks {
 			st, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case strings.Contains(string(st), root):
-				rooted++
-			case !strings.Contains(string(st), fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid)):
-				t.Errorf("thread %s has unexpected ids:\n%s", p, st)
+			if !strings.Contains(string(st), fmt.Sprintf("Uid:\t%[1]s\t%[1]s\t0\t%[1]s\n", uid)) || !strings.Contains(string(st), "CapEff:\t0000000000000000\n") {
+				t.Errorf("thread %s, during the blocked write of the refusal, is not the caller (want euid %s and CapEff 0):\n%s", p, uid, st)
 			}
 		}
-		if rooted != 1 || len(tasks) < 2 {
-			t.Errorf("%d of %d threads have euid 0, want exactly 1", rooted, len(tasks))
+		if len(tasks) < 2 {
+			t.Errorf("%d threads, want the runtime's several", len(tasks))
 		}
 		var ee *exec.ExitError
-		if err := wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("netns-enter: %v, want exit 1", err)
+		if err := wait(); !errors.As(err, &ee) || ee.ExitCode() != multicall.ExitNotListed {
+			t.Errorf("netns-enter: %v, want exit %d", err, multicall.ExitNotListed)
+		}
+	})
+
+	t.Run("a refusal made as root is written as the caller", func(t *testing.T) {
+		// Root writes to a setgid file without clearing the bit
+		// (CAP_FSETID); the caller's write clears it. Stderr is a
+		// group-writable setgid file of root's, group the caller's
+		// (2>>FILE): after a refusal made while root is held the bit
+		// is gone, as after any write of the caller's.
+		f := filepath.Join(e.home, "setgid-log")
+		reset := func() {
+			t.Helper()
+			if err := os.WriteFile(f, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			chown(t, f, 0, int(e.user.Gid))
+			chmod(t, f, 0o2770)
+			if !setgid(t, f) {
+				t.Fatalf("%s: setgid bit not set", f)
+			}
+		}
+		appendStderr := func(args ...string) testutil.Result {
+			cmd := e.user.Command(e.home, "/bin/sh", append([]string{"-c", `f=$1; shift; exec "$@" 2>>"$f"`, "sh", f}, args...)...)
+			cmd.SysProcAttr.Credential.Groups = []uint32{}
+			return testutil.RunCommand(t, cmd)
+		}
+		// The control: the caller's own write clears the bit.
+		reset()
+		if r := appendStderr("sh", "-c", "echo control >&2"); r.Code != 0 || setgid(t, f) {
+			t.Fatalf("the caller's own write to %s: %s; setgid bit still set: %v (the filesystem does not clear it)", f, r, setgid(t, f))
+		}
+		reset()
+		n := e.prefix + "-nowl"
+		r := appendStderr(e.bin, n, "--", "true")
+		got, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("netns-enter: namespace %s is not in the whitelist %s\n", n, e.whitelist); r.Code != multicall.ExitNotListed || string(got) != want {
+			t.Errorf("%s, %s has %q; want exit %d and %q", r, f, got, multicall.ExitNotListed, want)
+		}
+		if setgid(t, f) {
+			t.Errorf("%s kept its setgid bit: netns-enter wrote its refusal with root's CAP_FSETID, not as the caller", f)
 		}
 	})
 
@@ -531,17 +571,26 @@ func TestSetuidHostile(t *testing.T) {
 	})
 	t.Run("not whitelisted", func(t *testing.T) {
 		n := pfx + "-nowl"
-		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
+		check(t, multicall.ExitNotListed, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
 	})
 	t.Run("prefix of a whitelisted name", func(t *testing.T) {
 		n := e.ok[:len(e.ok)-1]
-		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
+		check(t, multicall.ExitNotListed, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), asUser, with(n)...)
 	})
 	t.Run("not a member of the group", func(t *testing.T) {
-		check(t, 1, "not a member of group users", asUser, with(e.grp)...)
+		check(t, multicall.ExitNotMember, "not a member of group users", asUser, with(e.grp)...)
 	})
 	t.Run("not active", func(t *testing.T) {
-		check(t, 1, fmt.Sprintf("namespace %[1]s-none is not active: systemctl start netns@%[1]s-none", pfx), asUser, with(pfx+"-none")...)
+		check(t, multicall.ExitNotActive, fmt.Sprintf("namespace %[1]s-none is not active: systemctl start netns@%[1]s-none", pfx), asUser, with(pfx+"-none")...)
+	})
+
+	t.Run("command not found", func(t *testing.T) {
+		check(t, 1, "nosuchcmd-"+pfx+": command not found in PATH", asUser, e.ok, "--", "nosuchcmd-"+pfx, "MARK")
+	})
+	t.Run("command name with an escape sequence", func(t *testing.T) {
+		// The caller's name is printed quoted: it cannot drive the
+		// terminal or forge a line.
+		check(t, 1, `"x\x1b]0;t\ay\nnetns-enter: ok": command not found in PATH`, asUser, e.ok, "--", "x\x1b]0;t\ay\nnetns-enter: ok", "MARK")
 	})
 
 	// Whitelist attacks: each mutates the file or its directory, then
@@ -612,7 +661,11 @@ func TestSetuidHostile(t *testing.T) {
 				chmod(t, e.etc, 0o755)
 				e.writeWhitelist(e.defaultWhitelist())
 			}()
-			check(t, 1, c.want, asUser, with(e.ok)...)
+			code := multicall.ExitFailure
+			if c.name == "whitelist missing" {
+				code = multicall.ExitNoWhitelist
+			}
+			check(t, code, c.want, asUser, with(e.ok)...)
 		})
 	}
 
@@ -624,7 +677,7 @@ func TestSetuidHostile(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Remove(p)
-		check(t, 1, fmt.Sprintf("%s is not a namespace: systemctl restart netns@%s", p, n), asUser, with(n)...)
+		check(t, multicall.ExitNotActive, fmt.Sprintf("%s is not a namespace: systemctl restart netns@%s", p, n), asUser, with(n)...)
 	})
 	t.Run("target a symlink to a namespace", func(t *testing.T) {
 		n := pfx + "-lnk"
@@ -729,7 +782,7 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 			cmd.SysProcAttr.Credential.Groups = []uint32{}
 			return testutil.RunCommand(t, cmd)
 		}
-		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
+		check(t, multicall.ExitNotSetuid, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
 	})
 	t.Run("linked without the entry point", func(t *testing.T) {
 		// It could not keep the caller's signals, nor start the runtime
@@ -755,7 +808,7 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 			return testutil.RunCommand(t, cmd)
 		}
 		n := pfx + "-nowl"
-		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
+		check(t, multicall.ExitNotListed, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
 	})
 	t.Run("all std fds closed", func(t *testing.T) {
 		count++
@@ -763,8 +816,8 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 		before, _ := os.ReadFile(wl)
 		cmd := e.user.Command(e.home, "/bin/sh", "-c", `exec "$0" "$@" <&- >&- 2>&-`, e.bin, pfx+"-nowl", "--", "touch", mark)
 		r := testutil.RunCommand(t, cmd)
-		if r.Code != 1 || r.Stdout != "" || r.Stderr != "" {
-			t.Errorf("%s, want exit 1 and nothing written", r)
+		if r.Code != multicall.ExitNotListed || r.Stdout != "" || r.Stderr != "" {
+			t.Errorf("%s, want exit %d and nothing written", r, multicall.ExitNotListed)
 		}
 		if after, _ := os.ReadFile(wl); string(after) != string(before) {
 			t.Errorf("whitelist changed with std fds closed: %q", after)
@@ -776,20 +829,20 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 			return e.run(nil, []string{"GODEBUG=madvdontneed=1", "GOTRACEBACK=crash", "TZ=/root/canary"}, args...)
 		}
 		n := pfx + "-nowl"
-		check(t, 1, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
+		check(t, multicall.ExitNotListed, fmt.Sprintf("namespace %s is not in the whitelist %s", n, wl), run, with(n)...)
 	})
 	t.Run("strace by the user", func(t *testing.T) {
 		run := underUser(t, e, "strace", "-f", "-o", "/dev/null", e.bin)
-		check(t, 1, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
+		check(t, multicall.ExitNotSetuid, "netns-enter must be installed setuid root: run make install-network", run, with(e.ok)...)
 	})
 	t.Run("no_new_privs via setpriv", func(t *testing.T) {
 		run := underUser(t, e, "setpriv", "--no-new-privs", e.bin)
-		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
+		check(t, multicall.ExitNoNewPrivs, errNoNewPrivs.Error(), run, with(e.ok)...)
 	})
 	t.Run("inside bwrap", func(t *testing.T) {
 		bwrap := testutil.RequireCommand(t, "bwrap")
 		run := underUser(t, e, bwrap, "--dev-bind", "/", "/", "--unshare-user", "--unshare-pid", "--proc", "/proc", "--die-with-parent", e.bin)
-		check(t, 1, errNoNewPrivs.Error(), run, with(e.ok)...)
+		check(t, multicall.ExitNoNewPrivs, errNoNewPrivs.Error(), run, with(e.ok)...)
 	})
 	t.Run("root of the user's own user namespace", func(t *testing.T) {
 		// unshare -Ur: uid 0 inside, the user outside; the setuid bit
@@ -823,9 +876,9 @@ setpriv --reuid "$U" --regid "$G" --clear-groups "$@"; rc=$?; kill $pid; exit $r
 
 // startHeld starts the setuid copy as the test user without groups, with
 // extraEnv, and its stderr a full pipe, so that its first write there
-// blocks; it waits until /proc/PID/status contains status. It returns the
-// pid and a function that drains the pipe and waits for the process.
-func (e *env) startHeld(t *testing.T, extraEnv []string, status string, args ...string) (int, func() error) {
+// blocks; it waits until held(pid) is true. It returns the pid and a
+// function that drains the pipe and waits for the process.
+func (e *env) startHeld(t *testing.T, extraEnv []string, held func(pid int) bool, args ...string) (int, func() error) {
 	t.Helper()
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
@@ -852,15 +905,12 @@ func (e *env) startHeld(t *testing.T, extraEnv []string, status string, args ...
 	}
 	w.Close()
 	pid := cmd.Process.Pid
-	for i := 0; ; i++ {
-		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if strings.Contains(string(st), status) && strings.Contains(string(st), "State:\tS") {
-			break
-		}
+	for i := 0; !held(pid); i++ {
 		if i == 3000 {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("netns-enter did not block with %q:\n%s", status, st)
+			t.Fatalf("netns-enter did not block as expected:\n%s", st)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -868,6 +918,38 @@ func (e *env) startHeld(t *testing.T, extraEnv []string, status string, args ...
 		go io.Copy(io.Discard, r)
 		return cmd.Wait()
 	}
+}
+
+// statusHas returns a startHeld condition: /proc/PID/status contains
+// status and the process sleeps.
+func statusHas(status string) func(pid int) bool {
+	return func(pid int) bool {
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		return strings.Contains(string(st), status) && strings.Contains(string(st), "State:\tS")
+	}
+}
+
+// writingStderr is a startHeld condition: a thread of pid is in write(2)
+// on fd 2 (/proc/PID/task/TID/syscall: the number, then the arguments).
+func writingStderr(pid int) bool {
+	calls, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+	for _, p := range calls {
+		b, _ := os.ReadFile(p)
+		if strings.HasPrefix(string(b), fmt.Sprintf("%d 0x2 ", unix.SYS_WRITE)) {
+			return true
+		}
+	}
+	return false
+}
+
+// setgid reports whether file p has its setgid bit.
+func setgid(t *testing.T, p string) bool {
+	t.Helper()
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Mode&unix.S_ISGID != 0
 }
 
 func contains(list []string, s string) bool {

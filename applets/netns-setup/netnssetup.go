@@ -16,14 +16,14 @@ package netnssetup
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
+	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
@@ -38,40 +38,80 @@ const (
 	usageDenials = "usage: netns-setup denials NAME [--follow]"
 )
 
+// flags is the command line. The testonly- flags point the applet at
+// throwaway directories, files and addresses; they are hidden from the
+// usage line and left unset (empty) they keep the installed value.
+type flags struct {
+	Args   []string `arg:"" optional:"" name:"verb-and-name"`
+	Follow bool     `short:"f" help:"With denials: keep printing lines as they are added."`
+	Help   bool     `short:"h" help:"Print the usage line (exit 2)."`
+
+	RunDir         string `name:"testonly-run-dir" hidden:""`
+	EtcDir         string `name:"testonly-etc-dir" hidden:""`
+	FirewallConfig string `name:"testonly-firewall-config" hidden:""`
+	HostResolvConf string `name:"testonly-host-resolv-conf" hidden:""`
+	LockFile       string `name:"testonly-lock-file" hidden:""`
+	PresetDir      string `name:"testonly-preset-dir" hidden:""`
+	PolicyDir      string `name:"testonly-policy-dir" hidden:""`
+	LogDir         string `name:"testonly-log-dir" hidden:""`
+	BridgeAddr     string `name:"testonly-bridge-addr" hidden:""`
+}
+
+// usageOf is the usage line for args: denials has its own.
+func usageOf(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			if a == "denials" {
+				return usageDenials
+			}
+			break
+		}
+	}
+	return usage
+}
+
+// apply sets the fields of cfg that a testonly- flag names.
+func (f *flags) apply(cfg *netcfg.Config) error {
+	for _, o := range []struct {
+		to  *string
+		val string
+	}{
+		{&cfg.RunDir, f.RunDir}, {&cfg.EtcDir, f.EtcDir}, {&cfg.FirewallConfig, f.FirewallConfig},
+		{&cfg.HostResolvConf, f.HostResolvConf}, {&cfg.LockFile, f.LockFile}, {&cfg.PresetDir, f.PresetDir},
+		{&cfg.PolicyDir, f.PolicyDir}, {&cfg.LogDir, f.LogDir},
+	} {
+		if o.val != "" {
+			*o.to = o.val
+		}
+	}
+	if f.BridgeAddr != "" {
+		p, err := netip.ParsePrefix(f.BridgeAddr)
+		if err != nil {
+			return multicall.Usagef("--testonly-bridge-addr: %w", err)
+		}
+		cfg.BridgeAddr = p
+	}
+	return nil
+}
+
 func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	cfg := netcfg.DefaultAt(buildinfo.Sysconfdir, buildinfo.Prefix)
-	fs := flag.NewFlagSet("netns-setup", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	// Hidden flags, for tests only: they point the applet at throwaway
-	// directories and files. They are not in the usage line on purpose.
-	fs.StringVar(&cfg.RunDir, "run-dir", cfg.RunDir, "")
-	fs.StringVar(&cfg.EtcDir, "etc-dir", cfg.EtcDir, "")
-	fs.StringVar(&cfg.FirewallConfig, "firewall-config", cfg.FirewallConfig, "")
-	fs.StringVar(&cfg.HostResolvConf, "host-resolv-conf", cfg.HostResolvConf, "")
-	fs.StringVar(&cfg.LockFile, "lock-file", cfg.LockFile, "")
-	fs.StringVar(&cfg.PresetDir, "preset-dir", cfg.PresetDir, "")
-	fs.StringVar(&cfg.PolicyDir, "policy-dir", cfg.PolicyDir, "")
-	fs.StringVar(&cfg.LogDir, "log-dir", cfg.LogDir, "")
-	bridgeAddr := fs.String("bridge-addr", cfg.BridgeAddr.String(), "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return multicall.Usagef("%s", usage)
-		}
-		return multicall.Usagef("%v; %s", err, usage)
+	var f flags
+	if err := kongparse.ParseUsage(&f, &f.Help, "netns-setup", usageOf(args), args); err != nil {
+		return err
 	}
-	p, err := netip.ParsePrefix(*bridgeAddr)
-	if err != nil {
-		return multicall.Usagef("--bridge-addr: %v", err)
+	if err := f.apply(&cfg); err != nil {
+		return err
 	}
-	cfg.BridgeAddr = p
-	follow := fs.NArg() == 3 && fs.Arg(0) == "denials" && (fs.Arg(2) == "--follow" || fs.Arg(2) == "-f")
-	if fs.NArg() >= 1 && fs.Arg(0) == "denials" && fs.NArg() != 2 && !follow {
+	denialsVerb := len(f.Args) >= 1 && f.Args[0] == "denials"
+	if denialsVerb && len(f.Args) != 2 || f.Follow && !denialsVerb {
 		return multicall.Usagef("%s", usageDenials)
 	}
-	if fs.NArg() != 2 && !follow {
+	if len(f.Args) != 2 {
 		return multicall.Usagef("%s", usage)
 	}
-	verb, name := fs.Arg(0), fs.Arg(1)
+	follow := f.Follow
+	verb, name := f.Args[0], f.Args[1]
 	if err := nsname.Check(name); err != nil {
 		return multicall.Usagef("%v", err)
 	}

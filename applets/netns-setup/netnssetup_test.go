@@ -24,9 +24,15 @@ func TestRunUsage(t *testing.T) {
 		{"unknown verb", []string{"start", "agents"}, 2, `unknown command "start"; usage: netns-setup up|down|status NAME`},
 		{"bad name", []string{"up", "Agents"}, 2, `invalid namespace name "Agents": use 1 to 15 characters of a-z, 0-9, '-' or '_', starting with a letter or digit`},
 		{"too long", []string{"down", "abcdefghijklmnop"}, 2, `invalid namespace name "abcdefghijklmnop": use 1 to 15 characters of a-z, 0-9, '-' or '_', starting with a letter or digit`},
-		{"unknown flag", []string{"--verbose", "up", "agents"}, 2, "flag provided but not defined: -verbose; usage: netns-setup up|down|status NAME"},
+		{"unknown flag", []string{"--verbose", "up", "agents"}, 2, "unknown flag --verbose; usage: netns-setup up|down|status NAME"},
 		{"help", []string{"--help"}, 2, "usage: netns-setup up|down|status NAME"},
-		{"bad bridge flag", []string{"--bridge-addr=10.10.0.1", "up", "agents"}, 2, `--bridge-addr: netip.ParsePrefix("10.10.0.1"): no '/'`},
+		{"-h", []string{"up", "agents", "-h"}, 2, "usage: netns-setup up|down|status NAME"},
+		{"bad bridge flag", []string{"--testonly-bridge-addr=10.10.0.1", "up", "agents"}, 2, `--testonly-bridge-addr: netip.ParsePrefix("10.10.0.1"): no '/'`},
+		{"test-only flag by its old name", []string{"--run-dir=/tmp", "up", "agents"}, 2, "unknown flag --run-dir; usage: netns-setup up|down|status NAME"},
+		{"denials without a name", []string{"denials"}, 2, "usage: netns-setup denials NAME [--follow]"},
+		{"denials with two names", []string{"denials", "a", "b"}, 2, "usage: netns-setup denials NAME [--follow]"},
+		{"--follow without denials", []string{"up", "agents", "--follow"}, 2, "usage: netns-setup denials NAME [--follow]"},
+		{"denials bad name, following", []string{"denials", "Agents", "-f"}, 2, `invalid namespace name "Agents": use 1 to 15 characters of a-z, 0-9, '-' or '_', starting with a letter or digit`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,7 +69,7 @@ func TestDenials(t *testing.T) {
 func TestDenialsUsage(t *testing.T) {
 	for _, args := range [][]string{{"denials"}, {"denials", "a", "--tail"}} {
 		err := run(context.Background(), args, multicall.Stdio{Out: os.Stdout, Err: os.Stderr})
-		if multicall.Code(err) != 2 || multicall.Message(err) != "usage: netns-setup denials NAME [--follow]" {
+		if multicall.Code(err) != 2 || !strings.HasSuffix(multicall.Message(err), "usage: netns-setup denials NAME [--follow]") {
 			t.Fatalf("run(%q) = exit %d %q", args, multicall.Code(err), multicall.Message(err))
 		}
 	}

@@ -113,7 +113,7 @@ func TestErrors(t *testing.T) {
 				ip(w.t, "-n", w.host, "address", "flush", "dev", "br-netns")
 				ip(w.t, "-n", w.host, "address", "add", "10.10.0.1/30", "dev", "br-netns")
 				ip(w.t, "-n", w.host, "address", "add", "10.10.0.2/30", "dev", "br-netns")
-				w.extraArgs = []string{"--bridge-addr=10.10.0.1/30"}
+				w.extraArgs = []string{"--testonly-bridge-addr=10.10.0.1/30"}
 			},
 			want: func(_ *world, ns string) result {
 				return result{1, "netns-setup: address space exhausted: every address of 10.10.0.0/30 is in use\n"}
@@ -177,7 +177,7 @@ func TestExhaustedByASandbox(t *testing.T) {
 	w := newWorld(t, stubResolv, "")
 	ip(t, "-n", w.host, "address", "flush", "dev", "br-netns")
 	ip(t, "-n", w.host, "address", "add", "10.10.0.1/30", "dev", "br-netns")
-	w.extraArgs = []string{"--bridge-addr=10.10.0.1/30"}
+	w.extraArgs = []string{"--testonly-bridge-addr=10.10.0.1/30"}
 	a, b := testutil.UniqueName("sx", 9), testutil.UniqueName("sy", 9)
 	w.up(a)
 	if got := sandboxAddr(t, a); got != netip.MustParseAddr("10.10.0.2") {

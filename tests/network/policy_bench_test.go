@@ -16,10 +16,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
-// benchEnv runs TestPolicyBench (scripts/bench-dns sets it): it measures
-// and prints, and asserts nothing about time.
-const benchEnv = "CLAUDE_SBX_BENCH_DNS"
-
 // TestPolicyBench prints three ratios of the policy resolver:
 //   - DNS latency (median of 300) of a query through netns-dns from an
 //     allowlist namespace, against the same query sent from the host to
@@ -28,9 +24,9 @@ const benchEnv = "CLAUDE_SBX_BENCH_DNS"
 //     from an allowlist namespace against an open one;
 //   - netns-dns's resident memory after it pinned 10,000 addresses.
 func TestPolicyBench(t *testing.T) {
-	if os.Getenv(benchEnv) == "" {
-		t.Skipf("a benchmark: run scripts/bench-dns (or set %s=1)", benchEnv)
-	}
+	// It measures and prints, and asserts nothing about time: selected
+	// by scripts/bench-dns (CLAUDE_SBX_E2E=bench-dns).
+	testutil.E2E(t, testutil.E2EBenchDNS)
 	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test\ndomain *.bulk.test\n", 0)
 	a, o := testutil.UniqueName("ba", 9), testutil.UniqueName("bo", 9)
 	w.writeNsConf(o, "policy open\n")

@@ -144,7 +144,7 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 	if err := os.Mkdir(w.presetDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w.extraArgs = append(w.extraArgs, "--policy-dir="+w.policyDir, "--log-dir="+w.logDir, "--preset-dir="+w.presetDir)
+	w.extraArgs = append(w.extraArgs, "--testonly-policy-dir="+w.policyDir, "--testonly-log-dir="+w.logDir, "--testonly-preset-dir="+w.presetDir)
 	for _, a := range []string{allowedIP, wildIP, cnameIP, shortIP, evilIP, otherDNS} {
 		ip(t, "-n", w.inet, "address", "add", a+"/24", "dev", "eth0")
 	}
@@ -173,9 +173,9 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 	}
 
 	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
-		"--listen=" + gateway + ":53", "--policy-dir=" + w.policyDir, "--log-dir=" + w.logDir}
+		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir}
 	if pinFloor > 0 {
-		args = append(args, "--pin-floor="+pinFloor.String())
+		args = append(args, "--testonly-pin-floor="+pinFloor.String())
 	}
 	if nofile > 0 {
 		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "nsenter"}, args...)

@@ -37,10 +37,10 @@ type world struct {
 	t               *testing.T
 	host, inet, lan string
 	dir             string
-	etc             string // --etc-dir
-	firewallConf    string // --firewall-config
-	resolvConf      string // --host-resolv-conf
-	lock            string // --lock-file
+	etc             string // --testonly-etc-dir
+	firewallConf    string // --testonly-firewall-config
+	resolvConf      string // --testonly-host-resolv-conf
+	lock            string // --testonly-lock-file
 	extraArgs       []string
 	extraEnv        []string // for netns-setup, e.g. noNftablesEnv
 	forward         string   // net.ipv4.ip_forward of host as the test set it
@@ -122,8 +122,8 @@ func (w *world) readForward() string {
 // setupCmd returns netns-setup ARGS run inside the host namespace.
 func (w *world) setupCmd(args ...string) *exec.Cmd {
 	full := []string{"--net=/run/netns/" + w.host, "--", selfBinary(w.t),
-		"--etc-dir=" + w.etc, "--firewall-config=" + w.firewallConf,
-		"--host-resolv-conf=" + w.resolvConf, "--lock-file=" + w.lock}
+		"--testonly-etc-dir=" + w.etc, "--testonly-firewall-config=" + w.firewallConf,
+		"--testonly-host-resolv-conf=" + w.resolvConf, "--testonly-lock-file=" + w.lock}
 	full = append(full, w.extraArgs...)
 	cmd := exec.Command("nsenter", append(full, args...)...)
 	cmd.Env = append(append(os.Environ(), roleEnv+"=netns-setup"), w.extraEnv...)

@@ -22,15 +22,11 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil/nspawn"
 )
 
-// selectEnv selects these tests: they boot machines, so `go test ./...`
-// leaves them to `make e2e-systemd`, which sets it.
-const selectEnv = "CLAUDE_SBX_E2E"
-
+// requireSelected: these tests boot machines, so `go test ./...` leaves
+// them to `make e2e-systemd`, which selects them (CLAUDE_SBX_E2E=systemd).
 func requireSelected(t *testing.T) {
 	t.Helper()
-	if os.Getenv(selectEnv) != "systemd" {
-		t.Skipf("end-to-end test under systemd: run make e2e-systemd (or set %s=systemd)", selectEnv)
-	}
+	testutil.E2E(t, testutil.E2ESystemd)
 }
 
 // helperEnv makes the test binary a helper process (see TestMain).

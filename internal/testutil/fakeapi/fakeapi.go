@@ -342,7 +342,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/v1/messages" && r.Method == http.MethodPost:
 		var b messagesBody
 		if err := json.Unmarshal(body, &b); err != nil {
-			s.record(req, fmt.Errorf("POST /v1/messages: body is not JSON: %v", err))
+			s.record(req, fmt.Errorf("POST /v1/messages: body is not JSON: %w", err))
 			apiError(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
 			return
 		}

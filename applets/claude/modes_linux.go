@@ -10,6 +10,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // The roots of the read-write binds (the project, the sandbox home, the
@@ -32,6 +33,12 @@ type rootMode struct {
 
 // rootModes are the modes to put back at exit.
 type rootModes []rootMode
+
+// recordRootModes records the modes of the read-write bind roots of l,
+// from the fds of b (openBinds).
+func recordRootModes(l *sandbox.Launch, b *bound) (rootModes, error) {
+	return recordModes(writableRoots(&l.Plan, b.files, sandbox.SeccompFD+1))
+}
 
 // writableRoots returns the name and fd of every read-write bind that p
 // binds from an fd; files[i] is the fd numbered firstFD+i (bindFromFDs).

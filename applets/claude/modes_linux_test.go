@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 // openPath opens dir O_PATH, as bindFromFDs does.
@@ -126,5 +127,38 @@ func TestWritableRoots(t *testing.T) {
 	names, fds := writableRoots(p, []*os.File{c, a, b}, 5)
 	if strings.Join(names, " ") != "/home/u/.claude-home /home/u/src/p" || len(fds) != 2 || fds[0] != a || fds[1] != b {
 		t.Errorf("writableRoots = %q, %v", names, fds)
+	}
+}
+
+// TestProjectRootModeRestored: the agent opens the project root (a mount
+// point it cannot rename, but owns) to every local user; at exit the
+// launcher puts the mode back and says so.
+func TestProjectRootModeRestored(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "src", "p")
+	for _, d := range []string{filepath.Join(s.Home, "src"), proj} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		s.User.Chown(t, d)
+	}
+	if err := os.Chmod(proj, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	cmd := s.Command("--shell", "-c", `chmod 0777 "$PWD" && stat -c %a "$PWD" && chmod 0751 "$HOME" && stat -c %a "$HOME"`)
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	if r.Code != 0 || r.Stdout != "777\n751\n" {
+		t.Fatalf("inside: %s\nwant both chmods to take (777, 751)", r)
+	}
+	if got := modeOf(t, proj); got != 0o750 {
+		t.Errorf("project root mode after exit = %v, want 0750", got)
+	}
+	want := "claude: the sandbox changed the mode of " + proj + " from 0750 to 0777: restored 0750"
+	if !strings.Contains(r.Stderr, want+"\n") {
+		t.Errorf("stderr:\n%s\nwant the line %q", r.Stderr, want)
+	}
+	if n := strings.Count(r.Stderr, "claude: the sandbox changed the mode of "); n != 2 {
+		t.Errorf("stderr:\n%s\nwant 2 lines about changed modes (the project and the sandbox home), got %d", r.Stderr, n)
 	}
 }

@@ -649,7 +649,7 @@ func TestPlantedSymlinkRefused(t *testing.T) {
 	}
 }
 
-// TestSandboxHomeModeChecked: the agent can chmod ~ (its ~/.claude-home);
+// TestSandboxHomeModeChecked: the agent can chmod ~ (its sandbox home);
 // the launcher puts the mode back at exit, and where that did not happen
 // (a launcher killed with SIGKILL) the next start refuses a sandbox home
 // that others could write into.

@@ -76,6 +76,13 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	for _, n := range l.Notices {
 		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
 	}
+	// The modes of the read-write bind roots, put back when the chain has
+	// ended (modes_linux.go).
+	modes, err := recordRootModes(l, bound)
+	if err != nil {
+		return err
+	}
+	defer modes.restore(stdio.Err)
 	// The chain, run and waited for (run_linux.go).
 	return start(l, bwrapPath, filter, bound, stdio, sigs)
 }

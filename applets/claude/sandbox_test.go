@@ -649,13 +649,21 @@ func TestPlantedSymlinkRefused(t *testing.T) {
 	}
 }
 
-// TestSandboxHomeModeChecked: the agent can chmod ~ (its ~/.claude-home);
-// the next start refuses a sandbox home that others could write into.
+// TestSandboxHomeModeChecked: the agent can chmod ~ (its sandbox home);
+// the launcher puts the mode back at exit, and where that did not happen
+// (a launcher killed with SIGKILL) the next start refuses a sandbox home
+// that others could write into.
 func TestSandboxHomeModeChecked(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	mustOK(t, s.Shell(t, "chmod 0777 ~"))
-	r := s.Shell(t, "echo started")
 	sh := projectHome(t, s, s.Home)
+	if fi, err := os.Stat(sh); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("sandbox home after exit: %v, %v; want mode 0700 put back", fi, err)
+	}
+	if err := os.Chmod(sh, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Shell(t, "echo started")
 	want := "claude: sandbox home " + sh + " has mode 0777, want 0700: chmod 700 " + sh + "\n"
 	if r.Code != 1 || r.Stderr != want || strings.Contains(r.Stdout, "started") {
 		t.Errorf("world-writable sandbox home: %v\nwant exit 1 and stderr %q", r, want)

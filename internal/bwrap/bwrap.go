@@ -87,6 +87,9 @@ type Plan struct {
 	DisableUserns bool
 	// DieWithParent kills the sandbox when bwrap's parent dies.
 	DieWithParent bool
+	// Hostname, if not empty, is the sandbox's hostname (bwrap --hostname;
+	// it needs "uts" in Unshare, or bwrap refuses to start).
+	Hostname string
 	// Ops are applied in order; later mounts shadow earlier ones.
 	Ops []Op
 	// Chdir is the directory the command starts in.
@@ -107,6 +110,9 @@ func (p *Plan) Args() []string {
 	}
 	if p.DieWithParent {
 		a = append(a, "--die-with-parent")
+	}
+	if p.Hostname != "" {
+		a = append(a, "--hostname", p.Hostname)
 	}
 	for _, o := range p.Ops {
 		switch o.Kind {

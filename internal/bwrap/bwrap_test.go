@@ -27,6 +27,7 @@ func TestArgsGolden(t *testing.T) {
 			Unshare:       []string{"user", "pid", "ipc", "uts", "cgroup"},
 			DisableUserns: true,
 			DieWithParent: true,
+			Hostname:      "claude-sandbox",
 			Ops: []Op{
 				{Kind: ROBind, Src: "/usr/bin", Dest: "/usr/bin"},
 				{Kind: ROBindTry, Src: "/usr/lib64", Dest: "/usr/lib64"},

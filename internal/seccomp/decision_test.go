@@ -148,6 +148,71 @@ func decisionCases(goarch string) []struct {
 		{"personality MMAP_PAGE_ZERO", n("personality", 0x100000), ePERM},
 		{"personality ADDR_NO_RANDOMIZE|READ_IMPLIES_EXEC", n("personality", 0x440000), ePERM},
 	}
+	// The mode of every syscall that sets one: S_ISUID or S_ISGID is
+	// EPERM, in any argument position and with the high half set; the
+	// sticky bit and the permission bits are not; bits above the 16 of
+	// umode_t (which the kernel drops) change nothing.
+	const (
+		sISUID, sISGID, sISVTX = 0o4000, 0o2000, 0o1000
+		oCreat, oTmpfile       = 0o100, 0o20200000
+		sIFREG                 = 0o100000
+		atFDCWD                = 0xffffff9c // AT_FDCWD (-100) as passed in a register
+	)
+	modeArg := map[string]int{
+		"chmod": 1, "fchmod": 1, "creat": 1, "mkdir": 1, "mknod": 1,
+		"open": 2, "fchmodat": 2, "fchmodat2": 2, "mkdirat": 2, "mknodat": 2,
+		"openat": 3,
+	}
+	for _, sc := range []string{"chmod", "fchmod", "creat", "mkdir", "mknod", "open", "fchmodat", "fchmodat2", "mkdirat", "mknodat", "openat"} {
+		if arches[goarch].table.index(sc) < 0 {
+			continue // chmod, creat, mkdir, mknod and open are x86_64 only
+		}
+		i := modeArg[sc]
+		with := func(mode uint64) call {
+			c := n(sc, atFDCWD, oCreat, oCreat, oCreat)
+			c.args[i] = mode
+			return c
+		}
+		for _, m := range []struct {
+			name string
+			mode uint64
+			want Action
+		}{
+			{"0755", 0o755, allow},
+			{"0644", 0o644, allow},
+			{"0", 0, allow},
+			{"S_ISVTX|0777", sISVTX | 0o777, allow},
+			{"S_IFREG|0755", sIFREG | 0o755, allow},
+			{"S_ISUID|0755", sISUID | 0o755, ePERM},
+			{"S_ISGID|0755", sISGID | 0o755, ePERM},
+			{"S_ISUID|S_ISGID|0755", sISUID | sISGID | 0o755, ePERM},
+			{"S_ISUID alone", sISUID, ePERM},
+			{"S_ISGID|S_ISVTX", sISGID | sISVTX, ePERM},
+			{"S_IFREG|S_ISUID|0755", sIFREG | sISUID | 0o755, ePERM},
+			{"S_ISUID|1<<32", sISUID | 1<<32, ePERM},
+			{"S_ISGID|0xffffffff<<32", sISGID | 0xffffffff<<32, ePERM},
+			{"0755|1<<32", 0o755 | 1<<32, allow},
+			{"S_ISUID<<32 (the kernel sees 0)", sISUID << 32, allow},
+			{"0x10000|0755 (above umode_t)", 0x10000 | 0o755, allow},
+			{"0xfffff3ff (all but the two bits)", 0xfffff3ff, allow},
+			{"0xffffffff", 0xffffffff, ePERM},
+		} {
+			cs = append(cs, tc{sc + " mode " + m.name, with(m.mode), m.want})
+		}
+		// Only the mode argument counts.
+		other := n(sc, sISUID|sISGID, sISUID|sISGID, sISUID|sISGID, sISUID|sISGID, sISUID|sISGID, sISUID|sISGID)
+		other.args[i] = 0o755
+		cs = append(cs, tc{sc + " S_ISUID|S_ISGID in every other argument", other, allow})
+	}
+	// open and openat without O_CREAT or O_TMPFILE ignore the mode in the
+	// kernel; the filter does not read the flags and refuses the same.
+	cs = append(cs,
+		tc{"openat O_RDONLY mode 0", n("openat", atFDCWD, 0, 0, 0), allow},
+		tc{"openat O_TMPFILE mode S_ISUID|0755", n("openat", atFDCWD, 0, oTmpfile, sISUID|0o755), ePERM},
+		tc{"openat O_RDONLY mode S_ISUID|0755", n("openat", atFDCWD, 0, 0, sISUID|0o755), ePERM},
+		tc{"openat2 (the mode is in memory)", n("openat2", atFDCWD, 0, 0, 24), eNOSYS},
+	)
+
 	// Every address family up to AF_MAX (46) and a few beyond.
 	allowedAF := map[uint64]bool{1: true, 2: true, 10: true, 16: true}
 	for af := uint64(0); af <= 50; af++ {
@@ -232,7 +297,8 @@ func TestDecisions(t *testing.T) {
 // compares with the plan evaluated directly.
 func TestCompiledEqualsPlan(t *testing.T) {
 	argSets := [][6]uint64{{}, {0, 0x5412}, {0x5412, 0x541c | 1<<32}, {17, 0x5423}, {2}, {0x10000000}, {0x40000}, {0xffffffff, 0xffffffff},
-		{0, 0x540c | 1<<32}, {0, 0x4b47}, {0, 0x4b49 | 0xffffffff<<32}, {0, 0x4b4d}}
+		{0, 0x540c | 1<<32}, {0, 0x4b47}, {0, 0x4b49 | 0xffffffff<<32}, {0, 0x4b4d},
+		{0, 0o4755}, {0, 0o2755 | 1<<32}, {0, 0o1777, 0o4000}, {0, 0, 0o2000 << 32, 0o6755}, {0, 0, 0, 0o755 | 1<<32}}
 	for _, goarch := range Arches() {
 		for _, opts := range []Options{{}, {Allow: []string{"ioctl", "perf_event_open"}, Deny: []string{"ptrace", "socket"}}} {
 			m := newMachine(t, goarch, opts)

@@ -16,6 +16,12 @@ func FuzzFilter(f *testing.F) {
 	f.Add(uint8(1), uint32(auditArm64), uint32(198), uint64(17), uint64(3), "", "socket")
 	f.Add(uint8(1), uint32(auditArm64), uint32(220), uint64(0x10000000), uint64(0), "perf_event_open", "")
 	f.Add(uint8(0), uint32(auditX8664), uint32(135), uint64(0x40000), uint64(0), "ioctl", "ptrace")
+	// The mode rules: chmod (90), openat (257; the fuzzer's args[3] is
+	// a1>>3) and arm64's fchmodat (53; args[2] is a0^a1).
+	f.Add(uint8(0), uint32(auditX8664), uint32(90), uint64(0), uint64(0o4755|1<<32), "", "")
+	f.Add(uint8(0), uint32(auditX8664), uint32(257), uint64(0), uint64(0o2755<<3), "", "")
+	f.Add(uint8(1), uint32(auditArm64), uint32(53), uint64(0o6000), uint64(0o755), "", "")
+	f.Add(uint8(1), uint32(auditArm64), uint32(56), uint64(0), uint64(0o4755<<3), "openat", "")
 	f.Fuzz(func(t *testing.T, sel uint8, audit, nr uint32, a0, a1 uint64, allowName, denyName string) {
 		goarch := Arches()[int(sel)%len(Arches())]
 		var opts Options

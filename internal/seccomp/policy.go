@@ -11,9 +11,10 @@ package seccomp
 //     a number no table knows returns ENOSYS, a known syscall that no rule
 //     names returns EPERM; -1 (a tracer cancelled the syscall) is allowed,
 //     as the kernel runs nothing for it;
-//  4. only ioctl, socket, socketpair, clone and personality look at an
-//     argument, and only the low 32 bits of it (the kernel takes all of them
-//     as int or unsigned int, so the high bits cannot change its meaning).
+//  4. only ioctl, socket, socketpair, clone, personality and the syscalls
+//     that set a file's mode look at an argument, and only the low 32 bits
+//     of it (the kernel takes all of them as int, unsigned int or umode_t,
+//     so the high bits cannot change its meaning).
 
 // Actions.
 var (
@@ -66,6 +67,11 @@ const (
 	cloneNewNet    = 0x40000000
 	cloneNewAny    = cloneNewNS | cloneNewCgroup | cloneNewUTS | cloneNewIPC | cloneNewUser | cloneNewPID | cloneNewNet
 
+	// The mode bits that make an executable run with its owner's user or
+	// group (linux/stat.h). S_ISVTX (sticky) grants nothing and stays.
+	sISUID = 0o4000
+	sISGID = 0o2000
+
 	perLinux         = 0x0000000
 	perLinux32       = 0x0000008
 	uname26          = 0x0020000
@@ -78,7 +84,7 @@ const (
 // kernel cannot cache them, so the program tests for them before the
 // binary search, which halves their path. Other syscalls pay one jeq, and
 // only those the cache does not already allow.
-var hot = []string{"ioctl"}
+var hot = []string{"openat", "ioctl"}
 
 // rules are the policy. A name may appear in one rule only (checked by
 // tests); names that do not exist on an architecture are skipped there.
@@ -86,17 +92,18 @@ var rules = []rule{
 	{
 		Why: "the default container profile's allowlist: github.com/moby/profiles, " +
 			"seccomp/default_linux.go (Docker), syscalls without a capability " +
-			"condition, as of 2025; ioctl, socket, socketpair and personality have rules below",
+			"condition, as of 2025; ioctl, socket, socketpair, personality and " +
+			"the syscalls that set a file's mode have rules below",
 		Action: allow,
 		Names: []string{
 			"accept", "accept4", "access", "adjtimex", "alarm", "bind", "brk", "cachestat",
-			"capget", "capset", "chdir", "chmod", "chown", "clock_adjtime", "clock_getres",
+			"capget", "capset", "chdir", "chown", "clock_adjtime", "clock_getres",
 			"clock_gettime", "clock_nanosleep", "close", "close_range", "connect",
-			"copy_file_range", "creat", "dup", "dup2", "dup3", "epoll_create",
+			"copy_file_range", "dup", "dup2", "dup3", "epoll_create",
 			"epoll_create1", "epoll_ctl", "epoll_ctl_old", "epoll_pwait", "epoll_pwait2",
 			"epoll_wait", "epoll_wait_old", "eventfd", "eventfd2", "execve", "execveat",
 			"exit", "exit_group", "faccessat", "faccessat2", "fadvise64", "fallocate",
-			"fanotify_mark", "fchdir", "fchmod", "fchmodat", "fchmodat2", "fchown",
+			"fanotify_mark", "fchdir", "fchown",
 			"fchownat", "fcntl", "fdatasync", "fgetxattr", "flistxattr", "flock", "fork",
 			"fremovexattr", "fsetxattr", "fstat", "fstatfs", "fsync", "ftruncate", "futex",
 			"futex_requeue", "futex_wait", "futex_waitv", "futex_wake", "futimesat",
@@ -112,11 +119,11 @@ var rules = []rule{
 			"link", "linkat", "listen", "listmount", "listxattr", "listxattrat",
 			"llistxattr", "lremovexattr", "lseek", "lsetxattr", "lstat", "madvise",
 			"map_shadow_stack", "membarrier", "memfd_create", "memfd_secret", "mincore",
-			"mkdir", "mkdirat", "mknod", "mknodat", "mlock", "mlock2", "mlockall", "mmap",
+			"mlock", "mlock2", "mlockall", "mmap",
 			"mprotect", "mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
 			"mq_timedsend", "mq_unlink", "mremap", "mseal", "msgctl", "msgget", "msgrcv",
 			"msgsnd", "msync", "munlock", "munlockall", "munmap", "name_to_handle_at",
-			"nanosleep", "newfstatat", "open", "openat", "openat2", "pause", "pidfd_open",
+			"nanosleep", "newfstatat", "pause", "pidfd_open",
 			"pidfd_send_signal", "pipe", "pipe2", "pkey_alloc", "pkey_free", "pkey_mprotect",
 			"poll", "ppoll", "prctl", "pread64", "preadv", "preadv2", "prlimit64",
 			"process_mrelease", "pselect6", "pwrite64", "pwritev", "pwritev2", "read",
@@ -240,6 +247,31 @@ var rules = []rule{
 		}},
 	},
 	{
+		Why:    setIDWhy + "; the mode is argument 1 of chmod, fchmod, creat, mkdir and mknod",
+		Names:  []string{"chmod", "fchmod", "creat", "mkdir", "mknod"},
+		Action: allow,
+		Conds:  []cond{setIDCond(1)},
+	},
+	{
+		Why:    setIDWhy + "; the mode is argument 2 of open, fchmodat, fchmodat2, mkdirat and mknodat",
+		Names:  []string{"open", "fchmodat", "fchmodat2", "mkdirat", "mknodat"},
+		Action: allow,
+		Conds:  []cond{setIDCond(2)},
+	},
+	{
+		Why:    setIDWhy + "; the mode is argument 3 of openat",
+		Names:  []string{"openat"},
+		Action: allow,
+		Conds:  []cond{setIDCond(3)},
+	},
+	{
+		Why: "ENOSYS so that programs fall back to openat: openat2 takes its " +
+			"mode inside struct open_how, in memory, where seccomp cannot read " +
+			"S_ISUID or S_ISGID",
+		Action: enosys,
+		Names:  []string{"openat2"},
+	},
+	{
 		Why: "address families: local, IP and netlink only; any other family " +
 			"(AF_PACKET, AF_ALG, AF_VSOCK, ...) is kernel attack surface or " +
 			"leaves the network namespace",
@@ -274,4 +306,18 @@ var rules = []rule{
 			},
 		}},
 	},
+}
+
+// setIDWhy is why the syscalls that set a file's mode have a rule.
+const setIDWhy = "no setuid or setgid files: the sandbox writes into the " +
+	"user's project and other binds, which the host does not mount nosuid; " +
+	"an executable made setuid (or setgid) there runs with the user's " +
+	"rights (or group) when another local user starts it. EPERM when the " +
+	"mode has S_ISUID or S_ISGID, whatever the other flags (open's mode " +
+	"counts only with O_CREAT or O_TMPFILE, and libc then passes 0); the " +
+	"mode is compared on its low 32 bits, as the kernel takes a umode_t"
+
+// setIDCond is the setuid/setgid test on the mode in argument arg.
+func setIDCond(arg int) cond {
+	return cond{Arg: arg, Op: opAnyBit, Action: eperm, Values: []value{{"S_ISUID|S_ISGID", sISUID | sISGID}}}
 }

@@ -103,6 +103,7 @@ type bwrapBox struct {
 	home   string
 	filter []byte            // nil: no seccomp filter at all
 	binds  map[string]string // extra read-only binds: host path -> sandbox path
+	rw     []string          // extra read-write binds at the same path
 }
 
 func (b bwrapBox) Kind() string {
@@ -134,6 +135,9 @@ func (b bwrapBox) Command(t testing.TB, script string) *exec.Cmd {
 	)
 	for src, dst := range b.binds {
 		args = append(args, "--ro-bind", src, dst)
+	}
+	for _, d := range b.rw {
+		args = append(args, "--bind", d, d)
 	}
 	cmd := b.u.Command(b.home, "bwrap")
 	if b.filter != nil {

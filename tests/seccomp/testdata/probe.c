@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <linux/openat2.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -83,7 +85,88 @@ static long x32_getpid(void) {
 #endif
 }
 
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* The setuid/setgid probes work in the current directory on a file or
+ * directory named after the probe. A mode above 32 bits (NAME64) is what
+ * the kernel truncates to umode_t: the filter must see the same bits. */
+#define SUID (S_ISUID | 0755)
+#define SGID (S_ISGID | 0755)
+#define HIGH (1UL << 32)
+
+/* plain creates the file n with mode 0644 and returns an fd for it. */
+static long plain(const char *n) {
+	return syscall(SYS_openat, AT_FDCWD, n, O_CREAT | O_WRONLY | O_EXCL | O_CLOEXEC, 0644);
+}
+
+static long modes(const char *n) {
+	long fd;
+	if (!strncmp(n, "chmod-", 6) || !strncmp(n, "fchmod-", 7) || !strncmp(n, "fchmodat-", 9) ||
+	    !strncmp(n, "fchmodat2-", 10)) {
+		unsigned long mode = strstr(n, "-suid") ? SUID : strstr(n, "-sgid") ? SGID : strstr(n, "-sticky") ? (S_ISVTX | 0755) : 0755;
+		if (strstr(n, "64"))
+			mode |= HIGH;
+		if ((fd = plain(n)) < 0)
+			return fd;
+		if (!strncmp(n, "chmod-", 6)) {
+#ifdef SYS_chmod
+			return syscall(SYS_chmod, n, mode);
+#else
+			errno = ENOSYS;
+			return -1;
+#endif
+		}
+		if (!strncmp(n, "fchmod-", 7))
+			return syscall(SYS_fchmod, fd, mode);
+		if (!strncmp(n, "fchmodat-", 9))
+			return syscall(SYS_fchmodat, AT_FDCWD, n, mode);
+		return syscall(SYS_fchmodat2, AT_FDCWD, n, mode, 0);
+	}
+	unsigned long mode = strstr(n, "-suid") ? SUID : strstr(n, "-sgid") ? SGID : 0755;
+	if (strstr(n, "64"))
+		mode |= HIGH;
+	if (!strncmp(n, "openat-", 7))
+		return syscall(SYS_openat, AT_FDCWD, n, O_CREAT | O_WRONLY | O_EXCL, mode);
+	if (!strncmp(n, "tmpfile-", 8)) { /* O_TMPFILE, then linked in as n */
+		char p[64];
+		fd = syscall(SYS_openat, AT_FDCWD, ".", O_TMPFILE | O_WRONLY, mode);
+		if (fd < 0)
+			return fd;
+		snprintf(p, sizeof p, "/proc/self/fd/%ld", fd);
+		return syscall(SYS_linkat, AT_FDCWD, p, AT_FDCWD, n, AT_SYMLINK_FOLLOW);
+	}
+	if (!strncmp(n, "mkdirat-", 8))
+		return syscall(SYS_mkdirat, AT_FDCWD, n, mode);
+	if (!strncmp(n, "mknodat-", 8))
+		return syscall(SYS_mknodat, AT_FDCWD, n, S_IFREG | mode, 0);
+	if (!strncmp(n, "openat2-", 8)) {
+		struct open_how how = {.flags = O_CREAT | O_WRONLY | O_EXCL, .mode = mode};
+		return syscall(SYS_openat2, AT_FDCWD, n, &how, sizeof how);
+	}
+#ifdef SYS_open
+	if (!strncmp(n, "open-", 5))
+		return syscall(SYS_open, n, O_CREAT | O_WRONLY | O_EXCL, mode);
+	if (!strncmp(n, "creat-", 6))
+		return syscall(SYS_creat, n, mode);
+	if (!strncmp(n, "mkdir-", 6))
+		return syscall(SYS_mkdir, n, mode);
+	if (!strncmp(n, "mknod-", 6))
+		return syscall(SYS_mknod, n, S_IFREG | mode, 0);
+#else
+	if (!strncmp(n, "open-", 5) || !strncmp(n, "creat-", 6) || !strncmp(n, "mkdir-", 6) || !strncmp(n, "mknod-", 6)) {
+		errno = ENOSYS;
+		return -1;
+	}
+#endif
+	fprintf(stderr, "probe: unknown name %s\n", n);
+	exit(2);
+}
+
 static long run(const char *n) {
+	if (strchr(n, '-') && (strstr(n, "-suid") || strstr(n, "-sgid") || strstr(n, "-plain") || strstr(n, "-sticky")))
+		return modes(n);
 	if (!strcmp(n, "tiocsti"))
 		return sti(TIOCSTI);
 	if (!strcmp(n, "tiocsti64"))

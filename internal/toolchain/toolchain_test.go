@@ -209,9 +209,9 @@ func TestMake(t *testing.T) {
 			wantSkip: []string{"/home/u: is or holds the home directory", "/home: is or holds the home directory", "/: is or holds the home directory"},
 		},
 		{
-			name:     "a credential directory in PATH",
-			host:     fakeHost{}.add("/home/u/.ssh/id_rsa f", "/home/u/.docker/cli-plugins/docker-buildx f", "/home/u/.config/gh/hosts.yml f"),
-			path:     "/home/u/.ssh:/home/u/.docker/cli-plugins:/home/u/.config/gh",
+			name: "a credential directory in PATH",
+			host: fakeHost{}.add("/home/u/.ssh/id_rsa f", "/home/u/.docker/cli-plugins/docker-buildx f", "/home/u/.config/gh/hosts.yml f"),
+			path: "/home/u/.ssh:/home/u/.docker/cli-plugins:/home/u/.config/gh",
 			wantSkip: []string{"/home/u/.ssh: is or holds /home/u/.ssh, where credentials are kept",
 				"/home/u/.docker/cli-plugins: is or holds /home/u/.docker, where credentials are kept",
 				"/home/u/.config/gh: is or holds /home/u/.config/gh, where credentials are kept"},

@@ -1,0 +1,342 @@
+package toolchain
+
+import (
+	"bufio"
+	"bytes"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Files reads the user's configuration files for Settings: a regular file
+// of at most a few MiB, not followed through a symbolic link, or an error.
+type Files interface {
+	ReadFile(path string) ([]byte, error)
+}
+
+// SettingsInput is what Settings works from.
+type SettingsInput struct {
+	Home string
+	// Getenv reads the launcher's environment.
+	Getenv func(string) string
+	// NpmPrefixes are the install prefixes of the npm toolchains found
+	// (each has its global npmrc in etc/npmrc).
+	NpmPrefixes []string
+	// Writable are the host paths the sandbox can write: a configuration
+	// file there is the agent's, not the user's, and is not read; a file
+	// it names there is not shown.
+	Writable []string
+}
+
+// Settings are the toolchains' registry settings carried into the
+// sandbox, without credentials.
+type Settings struct {
+	// Env are NAME=VALUE pairs set inside.
+	Env []string
+	// Files are host files (CA bundles) to show read-only at their paths.
+	Files []string
+	// Notes say where each setting came from and what was left out.
+	Notes []string
+}
+
+// npmKeys are the npm settings that reach the registry from this machine;
+// nothing else of an npmrc is carried (tokens, _auth, passwords,
+// certfile/keyfile, per-registry //host/ keys).
+var npmKeys = []string{"registry", "cafile", "strict-ssl", "proxy", "https-proxy", "noproxy"}
+
+// pipKeys are pip's, likewise; client certificates (client-cert) are
+// credentials and stay out.
+var pipKeys = map[string]string{
+	"index-url": "PIP_INDEX_URL", "extra-index-url": "PIP_EXTRA_INDEX_URL",
+	"cert": "PIP_CERT", "trusted-host": "PIP_TRUSTED_HOST", "proxy": "PIP_PROXY",
+}
+
+// goKeys are the go env settings carried from the user's go env file.
+var goKeys = []string{"GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "GONOSUMCHECK", "GOSUMDB", "GOINSECURE", "GOFLAGS", "GOTOOLCHAIN"}
+
+// ReadSettings collects the settings.
+func ReadSettings(f Files, in SettingsInput) Settings {
+	s := &settingsBuilder{f: f, in: in, set: map[string]bool{}}
+	s.npm()
+	s.pip()
+	s.goEnv()
+	return s.out
+}
+
+type settingsBuilder struct {
+	f   Files
+	in  SettingsInput
+	out Settings
+	set map[string]bool
+}
+
+func (s *settingsBuilder) note(format string, args ...string) {
+	for _, a := range args {
+		format = strings.Replace(format, "%s", a, 1)
+	}
+	s.out.Notes = append(s.out.Notes, format)
+}
+
+func (s *settingsBuilder) env(k, v string) {
+	if s.set[k] {
+		return
+	}
+	s.set[k] = true
+	s.out.Env = append(s.out.Env, k+"="+v)
+}
+
+// read reads a configuration file of the user's, or returns nil.
+func (s *settingsBuilder) read(p string) []byte {
+	if w := inAny(p, s.in.Writable); w != "" {
+		s.note("%s: not read: it lies in %s, which the sandbox can write", p, w)
+		return nil
+	}
+	b, err := s.f.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// caFile shows a CA file named by a setting, if it may be shown.
+func (s *settingsBuilder) caFile(key, p, from string) bool {
+	switch {
+	case !filepath.IsAbs(p):
+		s.note("%s: %s is not an absolute path: left out", from, key)
+		return false
+	case inAny(p, s.in.Writable) != "":
+		s.note("%s: %s %s lies where the sandbox can write: left out", from, key, p)
+		return false
+	case Secret(s.in.Home, p) != "":
+		s.note("%s: %s %s is a place where credentials are kept: left out", from, key, p)
+		return false
+	}
+	s.out.Files = append(s.out.Files, p)
+	return true
+}
+
+func (s *settingsBuilder) npm() {
+	files := []string{filepath.Join(s.in.Home, ".npmrc")}
+	for _, p := range s.in.NpmPrefixes {
+		files = append(files, filepath.Join(p, "etc", "npmrc"))
+	}
+	files = append(files, "/usr/local/etc/npmrc", "/etc/npmrc")
+	got := map[string]bool{}
+	for _, f := range files {
+		b := s.read(f)
+		if b == nil {
+			continue
+		}
+		var left []string
+		for _, e := range iniLines(b) {
+			k, v := e[0], e[1]
+			if !contains(npmKeys, k) {
+				left = append(left, k)
+				continue
+			}
+			if got[k] || s.getenv("npm_config_"+strings.ReplaceAll(k, "-", "_")) != "" {
+				continue
+			}
+			got[k] = true
+			v = expandEnv(v, s.getenv)
+			switch k {
+			case "registry", "proxy", "https-proxy":
+				v = withoutUserinfo(v)
+			case "cafile":
+				if !s.caFile(k, v, f) {
+					continue
+				}
+				s.env("NODE_EXTRA_CA_CERTS", v)
+			}
+			s.env("npm_config_"+strings.ReplaceAll(k, "-", "_"), v)
+		}
+		if len(left) > 0 {
+			sort.Strings(left)
+			s.note("%s: npm settings carried; left out: %s", f, strings.Join(dedupe(left), " "))
+		} else {
+			s.note("%s: npm settings carried", f)
+		}
+	}
+}
+
+func (s *settingsBuilder) pip() {
+	files := []string{"/etc/pip.conf", filepath.Join(s.in.Home, ".pip", "pip.conf"), s.xdg("pip", "pip.conf")}
+	vals := map[string]string{}
+	from := map[string]string{}
+	for _, f := range files { // later files win, as in pip
+		b := s.read(f)
+		if b == nil {
+			continue
+		}
+		section := ""
+		for _, e := range iniLines(b) {
+			if e[0] == "[" {
+				section = e[1]
+				continue
+			}
+			if section != "global" && section != "install" {
+				continue
+			}
+			if _, ok := pipKeys[e[0]]; ok {
+				vals[e[0]], from[e[0]] = e[1], f
+			}
+		}
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, name := vals[k], pipKeys[k]
+		if s.getenv(name) != "" {
+			continue
+		}
+		switch k {
+		case "index-url", "extra-index-url", "proxy":
+			var urls []string
+			for _, u := range strings.Fields(v) {
+				urls = append(urls, withoutUserinfo(u))
+			}
+			v = strings.Join(urls, " ")
+		case "cert":
+			if !s.caFile(k, v, from[k]) {
+				continue
+			}
+		}
+		s.env(name, v)
+		s.note("%s: pip %s carried", from[k], k)
+	}
+}
+
+func (s *settingsBuilder) goEnv() {
+	f := s.getenv("GOENV")
+	if f == "" {
+		f = s.xdg("go", "env")
+	}
+	if f == "off" {
+		return
+	}
+	b := s.read(f)
+	if b == nil {
+		return
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+		if !ok || !contains(goKeys, k) || s.getenv(k) != "" {
+			continue
+		}
+		if k == "GOPROXY" || k == "GONOSUMDB" || k == "GOSUMDB" {
+			var parts []string
+			for _, p := range strings.Split(v, ",") {
+				parts = append(parts, withoutUserinfo(p))
+			}
+			v = strings.Join(parts, ",")
+		}
+		s.env(k, v)
+		s.note("%s: go %s carried", f, k)
+	}
+}
+
+func (s *settingsBuilder) getenv(k string) string {
+	if s.in.Getenv == nil {
+		return ""
+	}
+	return s.in.Getenv(k)
+}
+
+func (s *settingsBuilder) xdg(parts ...string) string {
+	base := s.getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(base) {
+		base = filepath.Join(s.in.Home, ".config")
+	}
+	return filepath.Join(append([]string{base}, parts...)...)
+}
+
+// iniLines returns the key = value lines of an npmrc or pip.conf, and
+// sections as {"[", name}. Comments (; #) and continuation lines are
+// skipped.
+func iniLines(b []byte) [][2]string {
+	var out [][2]string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "", line[0] == ';', line[0] == '#':
+			continue
+		case line[0] == '[' && strings.HasSuffix(line, "]"):
+			out = append(out, [2]string{"[", strings.TrimSpace(line[1 : len(line)-1])})
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out
+}
+
+// expandEnv replaces ${NAME} as npm does.
+func expandEnv(v string, getenv func(string) string) string {
+	for {
+		i := strings.Index(v, "${")
+		if i < 0 {
+			return v
+		}
+		j := strings.IndexByte(v[i:], '}')
+		if j < 0 {
+			return v
+		}
+		v = v[:i] + getenv(v[i+2:i+j]) + v[i+j+1:]
+	}
+}
+
+// withoutUserinfo drops user:password@ from a URL (a token in a registry
+// or proxy URL is a credential).
+func withoutUserinfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if err != nil && strings.Contains(raw, "@") {
+			return ""
+		}
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
+func inAny(p string, dirs []string) string {
+	for _, d := range dirs {
+		if p == d || under(p, d) {
+			return d
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}

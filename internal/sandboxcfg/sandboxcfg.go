@@ -51,12 +51,19 @@ const (
 	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
 	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
 	Home         = "home"          // home project|shared: a sandbox home per project (default), or one for all
+	Toolchains   = "toolchains"    // toolchains auto|off|DIR...: the toolchains shown read-only, from PATH (auto) and DIRs
 )
 
 // Values of the home directive.
 const (
 	HomeProject = "project"
 	HomeShared  = "shared"
+)
+
+// Values of the toolchains directive besides directories.
+const (
+	ToolchainsAuto = "auto"
+	ToolchainsOff  = "off"
 )
 
 // Values of the git directive.
@@ -172,12 +179,15 @@ func Parse(src []byte, o Options) ([]Directive, error) {
 		if err := check(name, args, o.KnownSyscall); err != nil {
 			return nil, fail("%v", err)
 		}
-		if isPathDirective(name) {
+		if isPathDirective(name) || name == Toolchains {
 			for j, a := range args {
 				if name == Symlink && j == 0 {
 					continue // the target may be relative
 				}
 				if name == Command && j > 0 {
+					continue
+				}
+				if name == Toolchains && (a == ToolchainsAuto || a == ToolchainsOff) {
 					continue
 				}
 				args[j] = filepath.Clean(a)
@@ -332,6 +342,25 @@ func check(name string, args []string, known func(string) bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %q: want project or shared", name, args[0])
+	case Toolchains:
+		if err := nargs(1, -1, "auto|off|DIR..."); err != nil {
+			return err
+		}
+		for i, a := range args {
+			switch {
+			case a == ToolchainsOff && len(args) == 1:
+			case a == ToolchainsOff:
+				return fmt.Errorf("%s: off stands alone", name)
+			case a == ToolchainsAuto && i == 0:
+			case a == ToolchainsAuto:
+				return fmt.Errorf("%s: auto comes first: want toolchains auto DIR...", name)
+			default:
+				if err := paths([]string{a}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	case Git:
 		if err := nargs(1, 1, "read-only|commit"); err != nil {
 			return err

@@ -17,12 +17,9 @@ import (
 // planted. It returns the config's command, nil if none.
 func (l *Launch) directives(h Host, s Spec, env, chain *environ, proj projectPlan) ([]string, error) {
 	var command []string
-	writable, err := writableMounts(s)
+	writable, err := allWritable(s, proj)
 	if err != nil {
 		return nil, err
-	}
-	if proj.RW {
-		writable = append(writable, mount{proj.Dir, proj.Dir})
 	}
 	for _, m := range writable {
 		l.Writable = append(l.Writable, m.host)
@@ -43,6 +40,19 @@ func (l *Launch) directives(h Host, s Spec, env, chain *environ, proj projectPla
 		}
 	}
 	return command, nil
+}
+
+// allWritable lists the mounts the sandbox can write: writableMounts and
+// the project when it is read-write.
+func allWritable(s Spec, proj projectPlan) ([]mount, error) {
+	writable, err := writableMounts(s)
+	if err != nil {
+		return nil, err
+	}
+	if proj.RW {
+		writable = append(writable, mount{proj.Dir, proj.Dir})
+	}
+	return writable, nil
 }
 
 func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *environ, command *[]string) error {
@@ -120,7 +130,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
-	case sandboxcfg.Project, sandboxcfg.Git, sandboxcfg.Home:
+	case sandboxcfg.Project, sandboxcfg.Git, sandboxcfg.Home, sandboxcfg.Toolchains:
 		// Decided before the config's mounts (project.go, agentgit.go).
 	case sandboxcfg.Network:
 		// Decided before the plan (network.go).

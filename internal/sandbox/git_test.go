@@ -260,7 +260,9 @@ func TestProtectGit(t *testing.T) {
 			if tt.pwd != "" {
 				s.Pwd = tt.pwd
 			}
-			s.Config = parseConfig(t, s, tt.config)
+			// No toolchain binds between the project and what is
+			// compared.
+			s.Config = parseConfig(t, s, tt.config+"\ntoolchains off")
 			l, err := Build(h, s)
 			if err != nil {
 				t.Fatal(err)

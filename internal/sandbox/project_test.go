@@ -175,7 +175,7 @@ func TestProject(t *testing.T) {
 			}
 			var got []bwrap.Op
 			for _, o := range l.Plan.Ops {
-				if o.Src == o.Dest && o.Dest != "" && strings.HasPrefix(o.Dest, "/home/u/") && !strings.HasPrefix(o.Dest, "/home/u/.claude-home") && !strings.Contains(o.Dest, "/.git") && o.Src != s.BinDir {
+				if o.Src == o.Dest && o.Dest != "" && strings.HasPrefix(o.Dest, "/home/u/") && !strings.HasPrefix(o.Dest, "/home/u/.claude-home") && !strings.Contains(o.Dest, "/.git") && o.Src != s.BinDir && !strings.HasPrefix(o.Origin, "toolchain") {
 					got = append(got, o)
 				}
 			}

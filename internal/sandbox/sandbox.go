@@ -163,6 +163,11 @@ func Build(h Host, s Spec) (*Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The user's toolchains, read-only, and their settings without
+	// credentials (toolchains.go).
+	if err := l.toolchains(h, s, env, proj); err != nil {
+		return nil, err
+	}
 	// The user's config, in order (directives.go).
 	command, err := l.directives(h, s, env, chain, proj)
 	if err != nil {

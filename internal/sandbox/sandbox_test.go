@@ -274,7 +274,8 @@ func TestGoldenChain(t *testing.T) {
 		{"shell-invisible", nil, func(s *Spec) {
 			s.Shell = true
 			s.Args = nil
-			s.Environ = append(append([]string(nil), baseEnv...), "SHELL=/usr/local/bin/fish")
+			// /usr/local/bin is not in PATH, so no toolchain shows it.
+			s.Environ = append(append([]string(nil), baseEnv...), "SHELL=/usr/local/bin/fish", "PATH=/usr/bin:/bin")
 		}},
 		{"systemd", func(h *fakeHost) { h.reachable["/run/user/1000/systemd/private"] = true }, nil},
 		{"no-runtime-dir", nil, func(s *Spec) {
@@ -424,7 +425,7 @@ func TestBuildErrors(t *testing.T) {
 		{"missing source", nil, "\nro /nonexistent", false, "~/.claude-sandbox-init:2: ro: /nonexistent does not exist (use ro-try to skip a missing path)"},
 		{"missing rw source", nil, "rw ~/.cargo", false, "~/.claude-sandbox-init:1: rw: /home/u/.cargo does not exist (use rw-try to skip a missing path)"},
 		{"chdir invisible", nil, "project off\nchdir /home/u/projects/p", false, "~/.claude-sandbox-init:2: chdir: /home/u/projects/p is not visible in the sandbox"},
-		{"command invisible", nil, "command /usr/local/bin/fish", false, "~/.claude-sandbox-init:1: command: /usr/local/bin/fish is not visible in the sandbox"},
+		{"command invisible", nil, "toolchains off\ncommand /usr/local/bin/fish", false, "~/.claude-sandbox-init:2: command: /usr/local/bin/fish is not visible in the sandbox"},
 		// Symlinks the agent could have left where it can write: bwrap
 		// would follow them on the host at the next start.
 		{"planted link on a destination path in the sandbox home",
@@ -642,6 +643,7 @@ func TestChainEnvScrubbed(t *testing.T) {
 	want := []string{"XDG_RUNTIME_DIR=/run/user/1000",
 		"LD_PRELOAD=/home/u/p/evil.so", "LD_LIBRARY_PATH=/home/u/p", "LD_AUDIT=/x.so", "GCONV_PATH=/home/u/p",
 		"MALLOC_TRACE=/x", "GLIBC_TUNABLES=glibc.rtld.x=1", "LOCPATH=/x", "NLSPATH=/x", "TZDIR=/x", "LC_ALL=de_DE.UTF-8",
+		"PATH=/opt/claude/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 		"LD_PRELOAD=/home/u/p/evil2.so", "LD_LIBRARY_PATH=/home/u/p", "GCONV_PATH=/x", "EDITOR=vi", "-ANTHROPIC_API_KEY"}
 	if d := cmp.Diff(want, inside); d != "" {
 		t.Errorf("inside environment ops (-want +got):\n%s", d)

@@ -3,6 +3,9 @@ package toolchain
 import (
 	"bufio"
 	"bytes"
+	"encoding/pem"
+	"errors"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -339,4 +342,47 @@ func dedupe(sorted []string) []string {
 		}
 	}
 	return out
+}
+
+// CertsOnly checks that data holds certificates and nothing else (PEM
+// CERTIFICATE blocks, blank lines and # comments between them): a CA file
+// a setting names is shown inside only then, so that a setting cannot show
+// any other file of the host.
+func CertsOnly(data []byte) error {
+	n := 0
+	for {
+		i := bytes.Index(data, []byte("-----BEGIN "))
+		if i < 0 {
+			break
+		}
+		if err := commentsOnly(data[:i]); err != nil {
+			return err
+		}
+		block, rest := pem.Decode(data[i:])
+		if block == nil {
+			return errors.New("it holds a broken PEM block")
+		}
+		if block.Type != "CERTIFICATE" {
+			return fmt.Errorf("it holds a %s block, not only certificates", block.Type)
+		}
+		if len(block.Headers) > 0 {
+			return errors.New("a certificate block has headers")
+		}
+		n++
+		data = rest
+	}
+	if n == 0 {
+		return errors.New("it holds no PEM certificate")
+	}
+	return commentsOnly(data)
+}
+
+func commentsOnly(b []byte) error {
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			return errors.New("it holds text besides certificates")
+		}
+	}
+	return nil
 }

@@ -97,3 +97,29 @@ func TestSettingsEnvironmentWins(t *testing.T) {
 		t.Errorf("ReadSettings = %q, want nothing over the environment's", got.Env)
 	}
 }
+
+func TestCertsOnly(t *testing.T) {
+	cert := "-----BEGIN CERTIFICATE-----\nTUlJQnN6Q0NBVm1nQXdJQkFnSVU=\n-----END CERTIFICATE-----\n"
+	key := "-----BEGIN PRIVATE KEY-----\nTUlJQnN6Q0NBVm1nQXdJQkFnSVU=\n-----END PRIVATE KEY-----\n"
+	for _, tt := range []struct{ name, in, err string }{
+		{"one", cert, ""},
+		{"bundle with comments", "# corp root\n\n" + cert + "# intermediate\n" + cert, ""},
+		{"a key", cert + key, "it holds a PRIVATE KEY block, not only certificates"},
+		{"text before", "password=hunter2\n" + cert, "it holds text besides certificates"},
+		{"text after", cert + "token: abc\n", "it holds text besides certificates"},
+		{"no certificate", "# nothing\n", "it holds no PEM certificate"},
+		{"an ssh key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaA==\n-----END OPENSSH PRIVATE KEY-----\n", "it holds a OPENSSH PRIVATE KEY block, not only certificates"},
+		{"plain file", "secret notes\n", "it holds no PEM certificate"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CertsOnly([]byte(tt.in))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.err {
+				t.Errorf("CertsOnly() = %q, want %q", got, tt.err)
+			}
+		})
+	}
+}

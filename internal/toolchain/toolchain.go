@@ -167,7 +167,11 @@ func (b *builder) links(dir string) {
 		if b.in.Visible(td) || b.covered(td) || b.writableAt(td) != "" {
 			continue
 		}
-		b.add(td, p)
+		// Only into a toolchain of a known layout: a link to anywhere
+		// else (a project's build output) shows nothing more.
+		if _, _, known := layout(b.in.Home, td); known {
+			b.add(td, p)
+		}
 	}
 }
 
@@ -267,6 +271,22 @@ func (b *builder) holdsSecret(root string) string {
 // Layout returns the toolchain a real directory of PATH belongs to and the
 // host paths that make it work. Unknown directories are their own root.
 func Layout(home, dir string) (name string, roots []string) {
+	name, roots, _ = layout(home, dir)
+	return name, roots
+}
+
+func layout(home, dir string) (name string, roots []string, known bool) {
+	name, roots = knownLayout(home, dir)
+	if roots != nil {
+		return name, roots, true
+	}
+	if rel, ok := relTo(dir, home); ok {
+		return "~/" + rel, []string{dir}, false
+	}
+	return dir, []string{dir}, false
+}
+
+func knownLayout(home, dir string) (name string, roots []string) {
 	h := func(rel ...string) string { return filepath.Join(append([]string{home}, rel...)...) }
 	rel, inHome := relTo(dir, home)
 	switch {
@@ -279,7 +299,7 @@ func Layout(home, dir string) (name string, roots []string) {
 		top := firstN(dir, 2) // /opt/NAME
 		return filepath.Base(top), []string{top}
 	case !inHome:
-		return dir, []string{dir}
+		return "", nil
 	case rel == ".local/bin":
 		return "~/.local", []string{h(".local/bin"), h(".local/lib")}
 	case rel == "go/bin":
@@ -299,8 +319,14 @@ func Layout(home, dir string) (name string, roots []string) {
 		return "mise", []string{h(".local/share/mise")}
 	case strings.HasPrefix(rel, ".sdkman/candidates/"):
 		return "sdkman", []string{h(".sdkman/candidates")}
+	case strings.HasPrefix(rel, ".local/pipx/venvs/"):
+		v := firstN(rel, 4)
+		return "pipx " + filepath.Base(v), []string{h(v)}
+	case strings.HasPrefix(rel, ".local/share/pipx/venvs/"):
+		v := firstN(rel, 5)
+		return "pipx " + filepath.Base(v), []string{h(v)}
 	}
-	return "~/" + rel, []string{dir}
+	return "", nil
 }
 
 // homeSecrets are the credential files and directories in a home, relative

@@ -249,6 +249,13 @@ func TestMake(t *testing.T) {
 			wantSkip: []string{".: not an absolute directory", "bin: not an absolute directory", "/nonexistent: does not exist"},
 		},
 		{
+			name:      "links out of a bin directory: into pipx's venvs, not into a project's build",
+			host:      fakeHost{}.add("/home/u/.local/bin/black -> /home/u/.local/share/pipx/venvs/black/bin/black", "/home/u/.local/share/pipx/venvs/black/bin/black f", "/home/u/.local/bin/tool -> /home/u/other/build/tool", "/home/u/other/build/tool f"),
+			path:      "/home/u/.local/bin",
+			wantRoots: []string{"/home/u/.local/bin", "/home/u/.local/share/pipx/venvs/black"},
+			wantPath:  []string{"/home/u/.local/bin"},
+		},
+		{
 			name:      "/opt/NAME/bin and sdkman",
 			host:      fakeHost{}.add("/opt/jdk/bin/java f", "/home/u/.sdkman/candidates/java/current/bin/java f", "/home/u/.sdkman/etc/config f"),
 			path:      "/opt/jdk/bin:/home/u/.sdkman/candidates/java/current/bin",

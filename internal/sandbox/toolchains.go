@@ -1,0 +1,225 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
+)
+
+// cacheVars name caches and tool homes that must be the sandbox's own: a
+// value outside the home would name a host directory that is not there
+// inside (or, bound, one the host's tools run from), so it is dropped and
+// the tool uses its default below the sandbox's home.
+var cacheVars = []string{"GOPATH", "GOMODCACHE", "GOCACHE", "CARGO_HOME", "CARGO_TARGET_DIR", "npm_config_cache", "NPM_CONFIG_CACHE", "PIP_CACHE_DIR", "XDG_CACHE_HOME"}
+
+// toolchainDirs returns the directories toolchains are looked for in: the
+// last toolchains directive that applies, else auto (the launcher's PATH).
+func (l *Launch) toolchainDirs(h Host, s Spec) ([]string, string, error) {
+	args, from := []string{sandboxcfg.ToolchainsAuto}, "default"
+	for _, d := range s.Config {
+		if d.Name != sandboxcfg.Toolchains {
+			continue
+		}
+		ok, err := l.holds(h, s, d.When)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
+			args, from = d.Args, origin(s, d)
+		}
+	}
+	var dirs []string
+	for _, a := range args {
+		switch a {
+		case sandboxcfg.ToolchainsOff:
+			return nil, from, nil
+		case sandboxcfg.ToolchainsAuto:
+			// The launcher's own PATH, before the environment phase
+			// replaced it.
+			p, _ := newEnv(s.Environ).get("PATH")
+			dirs = append(dirs, filepath.SplitList(p)...)
+		default:
+			dirs = append(dirs, a)
+		}
+	}
+	return dirs, from, nil
+}
+
+// toolchains binds the toolchains found from PATH (or the config)
+// read-only, makes the inside PATH list them in the host's order, and
+// carries their registry settings without credentials.
+func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) error {
+	dirs, from, err := l.toolchainDirs(h, s)
+	if err != nil {
+		return err
+	}
+	writable, err := allWritable(s, proj)
+	if err != nil {
+		return err
+	}
+	var w []string
+	for _, m := range writable {
+		w = append(w, m.host)
+	}
+	plan := toolchain.Make(h, toolchain.Input{
+		Home:     s.Home,
+		Dirs:     dirs,
+		Visible:  func(p string) bool { return l.visibleAsHost(h, p) },
+		Writable: w,
+	})
+	if len(dirs) == 0 {
+		l.Notes = append(l.Notes, "toolchains: off ("+from+")")
+	}
+	var npmPrefixes []string
+	for _, t := range plan.Toolchains {
+		for _, r := range t.Roots {
+			l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: r, Dest: r, Origin: "toolchain " + t.Name})
+			if _, err := h.Stat(filepath.Join(r, "bin", "npm")); err == nil {
+				npmPrefixes = append(npmPrefixes, r)
+			}
+		}
+		l.Notes = append(l.Notes, fmt.Sprintf("toolchain: %s: %s read-only (from %s)", t.Name, strings.Join(t.Roots, " "), t.Why))
+	}
+	for _, sk := range plan.Skipped {
+		l.Notes = append(l.Notes, fmt.Sprintf("toolchain: not shown: %s %s", sk.Path, sk.Why))
+	}
+
+	// PATH inside: the agent's directory, then the host's order, then the
+	// system's directories it lacks.
+	path := []string{}
+	if _, err := h.Stat(s.BinDir); err == nil {
+		path = append(path, s.BinDir)
+	}
+	seen := map[string]bool{s.BinDir: true}
+	for _, d := range plan.Path {
+		if !seen[d] && l.Visible(h, d) {
+			seen[d] = true
+			path = append(path, d)
+		}
+	}
+	for _, d := range pathDirs {
+		if !seen[d] && l.Visible(h, d) {
+			seen[d] = true
+			path = append(path, d)
+		}
+	}
+	if np := strings.Join(path, ":"); np != env.vals["PATH"] {
+		l.setInside(env, "PATH", np)
+	}
+
+	if len(dirs) == 0 {
+		return nil
+	}
+	for _, k := range cacheVars {
+		if v, ok := env.get(k); ok && !under(v, s.Home) {
+			env.unset(k)
+			l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: k})
+			l.EnvRemoved = append(l.EnvRemoved, k)
+		}
+	}
+	st := toolchain.ReadSettings(h, toolchain.SettingsInput{
+		Home:        s.Home,
+		Getenv:      func(k string) string { v, _ := env.get(k); return v },
+		NpmPrefixes: npmPrefixes,
+		Writable:    w,
+	})
+	shown := map[string]bool{}
+	for _, f := range st.Files {
+		if why := l.showCertFile(h, s.Home, f, w); why != "" {
+			l.Notes = append(l.Notes, "toolchain settings: "+f+" not shown: "+why)
+			continue
+		}
+		shown[f] = true
+	}
+	for _, kv := range st.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "CERT") || strings.HasSuffix(k, "CERTS") || strings.HasSuffix(k, "cafile") {
+			if !shown[v] {
+				continue
+			}
+		}
+		l.setInside(env, k, v)
+	}
+	for _, n := range st.Notes {
+		l.Notes = append(l.Notes, "toolchain settings: "+n)
+	}
+	return nil
+}
+
+// showCertFile shows a CA file a setting names, read-only at its path,
+// if it holds certificates only and is not reached through a place the
+// sandbox can write; else it says why not. The fd binder checks the path
+// again on an open fd when it binds it.
+func (l *Launch) showCertFile(h Host, home, f string, writable []string) string {
+	real, err := h.EvalSymlinks(f)
+	if err != nil {
+		return "it does not exist"
+	}
+	for _, p := range []string{f, real} {
+		for _, w := range writable {
+			if p == w || under(p, w) {
+				return "it lies in " + w + ", which the sandbox can write"
+			}
+		}
+		if c := toolchain.Secret(home, p); c != "" {
+			return "it lies in " + c + ", where credentials are kept"
+		}
+	}
+	data, err := h.ReadFile(real)
+	if err != nil {
+		return "it cannot be read: " + err.Error()
+	}
+	if err := toolchain.CertsOnly(data); err != nil {
+		return err.Error()
+	}
+	if !l.visibleAsHost(h, real) {
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: real, Dest: real, Origin: "toolchain settings"})
+	}
+	if real != f && !l.visibleAsHost(h, f) {
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: real, Dest: f, Origin: "toolchain settings"})
+	}
+	return ""
+}
+
+// setInside sets a variable for the sandbox only (bwrap --setenv), and
+// records it for the dry run.
+func (l *Launch) setInside(env *environ, k, v string) {
+	env.set(k, v)
+	l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Setenv, Src: k, Dest: v})
+	for i, kv := range l.EnvSet {
+		if strings.HasPrefix(kv, k+"=") {
+			l.EnvSet[i] = k + "=" + v
+			return
+		}
+	}
+	l.EnvSet = append(l.EnvSet, k+"="+v)
+}
+
+// visibleAsHost reports whether path is visible inside as the host's own
+// file at the same path: the last op that covers it binds it from there.
+func (l *Launch) visibleAsHost(h Host, path string) bool {
+	ops := l.Plan.Ops
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
+			continue
+		}
+		rel, ok := relTo(path, o.Dest)
+		if !ok {
+			continue
+		}
+		if o.IsBind() && o.Src == o.Dest {
+			_, err := h.Stat(filepath.Join(o.Src, rel))
+			return err == nil
+		}
+		if o.Kind == bwrap.Symlink {
+			return l.Visible(h, path)
+		}
+		return false
+	}
+	return false
+}

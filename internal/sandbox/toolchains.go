@@ -111,15 +111,15 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 		l.setInside(env, "PATH", np)
 	}
 
-	if len(dirs) == 0 {
-		return nil
-	}
 	for _, k := range cacheVars {
 		if v, ok := env.get(k); ok && !under(v, s.Home) {
 			env.unset(k)
 			l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: k})
 			l.EnvRemoved = append(l.EnvRemoved, k)
 		}
+	}
+	if len(dirs) == 0 {
+		return nil
 	}
 	st := toolchain.ReadSettings(h, toolchain.SettingsInput{
 		Home:        s.Home,

@@ -52,10 +52,10 @@ func TestToolchainGoBuildsAndTests(t *testing.T) {
 	if !strings.Contains(r.Stdout, s.Home+"/.cache/go-build") {
 		t.Errorf("GOCACHE is not in the sandbox's home: %v", r)
 	}
-	// The build cache landed in the sandbox's home on the host, never in
-	// a cache of the host's own.
-	if _, err := os.Stat(filepath.Join(s.Home, ".claude-home", ".cache", "go-build")); err != nil {
-		t.Errorf("no build cache in ~/.claude-home: %v", err)
+	// The build cache landed in the project's sandbox home on the host,
+	// never in a cache of the host's own.
+	if _, err := os.Stat(filepath.Join(projectHome(t, s, proj), ".cache", "go-build")); err != nil {
+		t.Errorf("no build cache in the project's sandbox home: %v", err)
 	}
 	// /usr/local/go is read-only inside.
 	r = s.Shell(t, "touch "+goRoot+"/bin/planted; echo rc=$?")

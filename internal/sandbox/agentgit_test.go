@@ -47,7 +47,7 @@ func TestAgentGit(t *testing.T) {
 				tt.host(h)
 			}
 			s := baseSpec()
-			s.Config = parseConfig(t, s, tt.config+"\ntoolchains off") // no toolchain binds among the ops compared
+			s.Config = parseConfig(t, s, tt.config)
 			l, err := Build(h, s)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {

@@ -260,9 +260,7 @@ func TestProtectGit(t *testing.T) {
 			if tt.pwd != "" {
 				s.Pwd = tt.pwd
 			}
-			// No toolchain binds between the project and what is
-			// compared.
-			s.Config = parseConfig(t, s, tt.config+"\ntoolchains off")
+			s.Config = parseConfig(t, s, tt.config)
 			l, err := Build(h, s)
 			if err != nil {
 				t.Fatal(err)

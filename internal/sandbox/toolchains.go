@@ -53,6 +53,8 @@ func (l *Launch) toolchainDirs(h Host, s Spec) ([]string, string, error) {
 // read-only, makes the inside PATH list them in the host's order, and
 // carries their registry settings without credentials.
 func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) error {
+	start := len(l.Plan.Ops)
+	defer l.beforeProject(start, proj)
 	dirs, from, err := l.toolchainDirs(h, s)
 	if err != nil {
 		return err
@@ -183,6 +185,27 @@ func (l *Launch) showCertFile(h Host, home, f string, writable []string) string 
 		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: real, Dest: f, Origin: "toolchain settings"})
 	}
 	return ""
+}
+
+// beforeProject moves the ops from start on before the project's bind:
+// the toolchains stand with the system's mounts. They never overlap the
+// project (no root lies in or holds what the sandbox can write), so the
+// order changes nothing but where the dry run shows them.
+func (l *Launch) beforeProject(start int, proj projectPlan) {
+	ops := l.Plan.Ops
+	at := -1
+	for i := 0; i < start; i++ {
+		if proj.Dir != "" && ops[i].IsBind() && ops[i].Dest == proj.Dir {
+			at = i
+			break
+		}
+	}
+	if at < 0 || start == len(ops) {
+		return
+	}
+	moved := append([]bwrap.Op(nil), ops[start:]...)
+	rest := append([]bwrap.Op(nil), ops[at:start]...)
+	l.Plan.Ops = append(append(ops[:at], moved...), rest...)
 }
 
 // setInside sets a variable for the sandbox only (bwrap --setenv), and

@@ -199,3 +199,37 @@ func npmTarball(t *testing.T, name, version, index string) []byte {
 	zw.Close()
 	return buf.Bytes()
 }
+
+// A Node and a Python project test inside with no config, with the
+// interpreters where the distribution puts them.
+func TestToolchainNodeAndPythonProjects(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testutil.Missing(t, "npm: %v", err)
+	}
+	py := testutil.RequireCommand(t, "python3")
+	s := testutil.NewSandbox(t)
+	s.Env = append(s.Env, "PATH="+filepath.Dir(npm)+":"+filepath.Dir(py)+":/usr/bin:/bin")
+	web := filepath.Join(s.Home, "web")
+	mkUserDir(t, s, web)
+	writeUserFile(t, s, filepath.Join(web, "package.json"), `{"name":"web","version":"1.0.0","scripts":{"test":"node test.js"}}`, 0o644)
+	writeUserFile(t, s, filepath.Join(web, "test.js"), "require('assert').strictEqual(1 + 1, 2); console.log('node-tests-passed');\n", 0o644)
+	cmd := s.Command("--shell", "-c", "npm test")
+	cmd.Dir = web
+	r := testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	if !strings.Contains(r.Stdout, "node-tests-passed") {
+		t.Errorf("npm test inside: %v", r)
+	}
+	lib := filepath.Join(s.Home, "lib")
+	mkUserDir(t, s, lib)
+	writeUserFile(t, s, filepath.Join(lib, "calc.py"), "def add(a, b):\n    return a + b\n", 0o644)
+	writeUserFile(t, s, filepath.Join(lib, "test_calc.py"), "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n", 0o644)
+	cmd = s.Command("--shell", "-c", "python3 -m unittest -v 2>&1")
+	cmd.Dir = lib
+	r = testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	if !strings.Contains(r.Stdout, "test_add (test_calc.T") || !strings.Contains(r.Stdout, "OK") {
+		t.Errorf("python3 -m unittest inside: %v", r)
+	}
+}

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Options configure a Client. The zero value is usable.
@@ -110,7 +112,7 @@ func New(o Options) (*Client, error) {
 			Transport: rt,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if req.URL.Scheme != "https" {
-					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", req.URL.Redacted())}
+					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", quote.String(req.URL.Redacted()))}
 				}
 				if len(via) >= 10 {
 					return errors.New("too many redirects")
@@ -167,7 +169,10 @@ type StatusError struct {
 	Code   int
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: HTTP %s", e.URL, e.Status) }
+// Error quotes Status: its reason phrase is the server's text.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: HTTP %s", quote.String(e.URL), quote.String(e.Status))
+}
 
 // retryable reports whether a status may go away by itself.
 func retryable(code int) bool {

@@ -2,6 +2,7 @@ package download
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -121,5 +122,26 @@ func TestContentRange(t *testing.T) {
 		if s != tt.start || tot != tt.total || ok != tt.ok {
 			t.Errorf("contentRange(%q) = %d, %d, %v; want %d, %d, %v", tt.in, s, tot, ok, tt.start, tt.total, tt.ok)
 		}
+	}
+}
+
+// TestStatusQuoted: the reason phrase of an HTTP status is the server's
+// text; escape sequences in it reach root's terminal only quoted.
+func TestStatusQuoted(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		buf.WriteString("HTTP/1.1 403 \x1b]0;owned\x07\x1b[2J\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		buf.Flush()
+		conn.Close()
+	}))
+	srv.Config.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	defer srv.Close()
+	_, err := client(t, srv).Get(context.Background(), srv.URL+"/x", 100, nil)
+	want := "GET " + srv.URL + `/x: HTTP "403 \x1b]0;owned\a\x1b[2J"`
+	if err == nil || err.Error() != want {
+		t.Errorf("Get() = %v, want %q", err, want)
 	}
 }

@@ -244,12 +244,18 @@ func firstEnv(getenv func(string) string, names ...string) string {
 
 // Authorization returns "Bearer TOKEN" for a URL under a registry path
 // that has an _authToken, as npm matches them: //host[:port]/path/, then
-// each shorter path down to //host/. Other URLs get "".
+// each shorter path down to //host/. The path is first normalised as a
+// server may: percent-encoding decoded (%2e is a dot, %2f and %5c
+// separators), backslashes taken as slashes and dot segments resolved, so
+// that /npm/%2e%2e/x is matched as /x. Other URLs get "".
 func (s *Settings) Authorization(u *url.URL) string {
 	if u.Scheme != "https" || len(s.tokens) == 0 {
 		return ""
 	}
-	p := u.Path
+	p, ok := normalPath(u)
+	if !ok {
+		return ""
+	}
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		p = p[:i+1]
 	} else {
@@ -264,6 +270,41 @@ func (s *Settings) Authorization(u *url.URL) string {
 		}
 		p = p[:strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/')+1]
 	}
+}
+
+// normalPath returns u's path decoded and with dot segments resolved
+// (RFC 3986 5.2.4); ok is false if it does not decode.
+func normalPath(u *url.URL) (string, bool) {
+	p, err := url.PathUnescape(u.EscapedPath())
+	if err != nil {
+		return "", false
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	var out []string
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch seg {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	p = strings.Join(out, "/")
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return p, true
 }
 
 // ProxyFunc returns the proxy function for https requests, or nil to leave

@@ -24,6 +24,18 @@ func TestAuthorization(t *testing.T) {
 		{"https://other.example/a/b/x", ""},
 		{"http://reg.example/npm/x", ""},
 		{"https://evil.example/npm/x", ""},
+		// What a server normalises outside the scope gets no token.
+		{"https://reg.example/npm/../x", ""},
+		{"https://reg.example/npm/%2e%2e/x", ""},
+		{"https://reg.example/npm/%2E%2e/x", ""},
+		{"https://reg.example/npm/.%2e/x", ""},
+		{"https://reg.example/npm/..%2fx", ""},
+		{"https://reg.example/npm/..%5cx", ""},
+		{"https://reg.example/npm/a/../../x", ""},
+		// Inside it, after normalisation, it does.
+		{"https://reg.example/npm/a/../x", "Bearer A"},
+		{"https://reg.example/npm/./x", "Bearer A"},
+		{"https://reg.example/x/../npm/y", "Bearer A"},
 	}
 	for _, tt := range tests {
 		u, _ := url.Parse(tt.url)

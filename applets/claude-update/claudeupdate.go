@@ -93,12 +93,13 @@ type errInterrupted struct{ sig syscall.Signal }
 
 func (e errInterrupted) Error() string { return "interrupted by " + unix.SignalName(e.sig) }
 
-// withSignals cancels ctx on SIGINT or SIGTERM, so that the run unwinds
+// withSignals cancels ctx on SIGINT, SIGTERM or SIGHUP (a closed terminal
+// or ssh session), so that the run unwinds
 // and removes its temporary files instead of dying with them.
 func withSignals(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {

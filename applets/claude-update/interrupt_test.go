@@ -53,10 +53,11 @@ func waitTemp(t *testing.T, dir string, done <-chan error, stderr *bytes.Buffer)
 }
 
 // TestInterrupted stops the shipped binary in the middle of a download: on
-// SIGTERM or SIGINT it removes its temporary file and exits 128+signal; after
+// SIGTERM, SIGINT or SIGHUP (its terminal closed) it removes its temporary
+// file and exits 128+signal; after
 // SIGKILL the next run of any kind (here --list) removes what was left.
 func TestInterrupted(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			f := newFixture(t)
 			tb := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
@@ -98,7 +99,7 @@ func TestInterrupted(t *testing.T) {
 					t.Errorf("--list = %q", out)
 				}
 			} else {
-				want := "claude-update: interrupted by " + map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig] + "; temporary files removed, nothing changed\n"
+				want := "claude-update: interrupted by " + map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP"}[sig] + "; temporary files removed, nothing changed\n"
 				if code != 128+int(sig) || errb.String() != want {
 					t.Errorf("exit %d, stderr %q; want %d, %q", code, errb.String(), 128+int(sig), want)
 				}

@@ -423,7 +423,7 @@ func (u *updater) rollback(ctx context.Context) error {
 	if err := u.dir.Smoke(ctx, bin, prev); err != nil {
 		return err
 	}
-	if err := u.dir.Switch(prev, bin); err != nil {
+	if err := u.dir.Switch(st, prev, bin); err != nil {
 		return err
 	}
 	u.printf("rolled back to %s (was %s)", prev, cur)
@@ -493,7 +493,7 @@ func (u *updater) update(ctx context.Context, src source) error {
 	if err := u.record(st, v, art); err != nil {
 		return err
 	}
-	if err := u.dir.Switch(v, bin); err != nil {
+	if err := u.dir.Switch(st, v, bin); err != nil {
 		return err
 	}
 	switch {

@@ -81,7 +81,10 @@ func (d *Dir) Lock() error {
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
 	d.lock = f
-	return d.removeTemps()
+	if err := d.removeTemps(); err != nil {
+		return err
+	}
+	return d.repairPrevious()
 }
 
 // Unlock releases the lock.
@@ -301,8 +304,11 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 
 // Switch makes v current; f is claude.<v> open as verified (by Verify,
 // OpenHashed or Install), and the name must still lead to that file. The
-// old current version, if different, becomes the previous one.
-func (d *Dir) Switch(v release.Version, f *os.File) error {
+// old current version, if different, becomes the previous one. Two
+// symlinks cannot change in one rename, so the pair it is making is saved
+// in st (and the state file) first; a run killed between the renames
+// leaves claude.previous behind, and the next Lock repairs it from there.
+func (d *Dir) Switch(st *State, v release.Version, f *os.File) error {
 	if !d.Has(v) {
 		return fmt.Errorf("%s is not installed", d.Binary(v))
 	}
@@ -313,12 +319,51 @@ func (d *Dir) Switch(v release.Version, f *os.File) error {
 	if err != nil {
 		return err
 	}
+	prev, havePrev, err := d.PreviousVersion()
+	if err != nil {
+		return err
+	}
+	if ok && cur != v {
+		prev, havePrev = cur, true
+	}
+	st.Current, st.Previous = v.String(), ""
+	if havePrev {
+		st.Previous = prev.String()
+	}
+	if err := d.SaveState(st); err != nil {
+		return err
+	}
+	if err := d.link(Link, v); err != nil {
+		return err
+	}
 	if ok && cur != v {
 		if err := d.link(Previous, cur); err != nil {
 			return err
 		}
 	}
-	if err := d.link(Link, v); err != nil {
+	return d.syncDir()
+}
+
+// repairPrevious points claude.previous where the last Switch meant it to,
+// if claude is where that Switch pointed it and the run was killed before
+// the second rename.
+func (d *Dir) repairPrevious() error {
+	st, err := d.State()
+	if err != nil || st.Current == "" || st.Previous == "" {
+		return nil // a damaged state file is reported where it is read
+	}
+	cur, ok, err := d.Current()
+	if err != nil || !ok || cur.String() != st.Current {
+		return nil
+	}
+	want, err := release.ParseVersion(st.Previous)
+	if err != nil || !d.Has(want) {
+		return nil
+	}
+	if got, ok, err := d.target(Previous); err == nil && ok && got == want {
+		return nil
+	}
+	if err := d.link(Previous, want); err != nil {
 		return err
 	}
 	return d.syncDir()
@@ -335,8 +380,15 @@ func (d *Dir) link(name string, v release.Version) error {
 		os.Remove(tmp)
 		return d.writeErr(err)
 	}
+	if testHookRenamed != nil {
+		return testHookRenamed()
+	}
 	return nil
 }
+
+// testHookRenamed, if set, runs after each symlink rename; an error it
+// returns stops Switch there, as a kill would.
+var testHookRenamed func() error
 
 func (d *Dir) syncDir() error {
 	f, err := os.Open(d.Path)

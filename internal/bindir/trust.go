@@ -7,15 +7,21 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
-// Owner is who owns a path and its mode, as CheckChain needs them.
+// Owner is who owns a path, its mode and its POSIX ACLs (the
+// system.posix_acl_access and, for a directory, system.posix_acl_default
+// extended attributes; nil when absent), as CheckTrusted needs them.
 type Owner struct {
-	UID  uint32
-	Mode os.FileMode
+	UID        uint32
+	Mode       os.FileMode
+	ACL        []byte
+	DefaultACL []byte
 }
 
-// statOwner is Lstat reduced to Owner.
+// statOwner is Lstat reduced to Owner, with the ACLs.
 func statOwner(path string) (Owner, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -25,7 +31,38 @@ func statOwner(path string) (Owner, error) {
 	if !ok {
 		return Owner{}, fmt.Errorf("lstat %s: no owner", path)
 	}
-	return Owner{UID: st.Uid, Mode: fi.Mode()}, nil
+	o := Owner{UID: st.Uid, Mode: fi.Mode()}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return o, nil
+	}
+	if o.ACL, err = xattr(path, "system.posix_acl_access"); err != nil {
+		return Owner{}, err
+	}
+	if fi.IsDir() {
+		if o.DefaultACL, err = xattr(path, "system.posix_acl_default"); err != nil {
+			return Owner{}, err
+		}
+	}
+	return o, nil
+}
+
+// xattr returns path's extended attribute name (not following a symlink),
+// nil if it has none or the file system keeps none.
+func xattr(path, name string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Lgetxattr(path, name, buf)
+		switch {
+		case errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP):
+			return nil, nil
+		case errors.Is(err, unix.ERANGE):
+			buf = make([]byte, 2*len(buf))
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "getxattr " + name, Path: path, Err: err}
+		}
+		return buf[:n], nil
+	}
 }
 
 // CheckTrusted refuses a bin directory that someone other than root could
@@ -67,6 +104,15 @@ func checkTrusted(path string, stat func(string) (Owner, error), readlink func(s
 		}
 		if msg := untrusted(o); msg != "" {
 			return &UntrustedError{Dir: path, Path: p, Problem: msg, Advice: advice(p, path, o)}
+		}
+		for _, a := range []struct {
+			acl []byte
+			def bool
+			fix string
+		}{{o.ACL, false, "setfacl -b "}, {o.DefaultACL, true, "setfacl -k "}} {
+			if msg := aclProblem(a.acl, a.def); msg != "" {
+				return &UntrustedError{Dir: path, Path: p, Problem: msg, Advice: a.fix + p}
+			}
 		}
 		if o.Mode&os.ModeSymlink != 0 {
 			t, err := readlink(p)

@@ -92,7 +92,7 @@ func officialLookalike(t *testing.T, f *fixture) (caFile, proxyURL string, hosts
 	if err != nil {
 		t.Fatal(err)
 	}
-	caFile = filepath.Join(t.TempDir(), "ca.pem")
+	caFile = filepath.Join(testutil.RootOwnedDir(t), "ca.pem")
 	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}

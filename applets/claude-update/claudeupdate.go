@@ -37,13 +37,12 @@ var Applet = multicall.Applet{Name: "claude-update", Run: run}
 // fingerprint pin cannot be changed from the command line or environment.
 type env struct {
 	getenv      func(string) string
-	environ     func() []string
 	releaseBase string
 	keyURL      string
 	fingerprint string
 	platform    func() (string, error)
 	npmHome     func() string
-	npm         bool // run `npm config get registry` as the last resort
+	npmDefault  string // tests: the registry when none is configured
 	retries     int
 	backoff     time.Duration
 	idle        time.Duration
@@ -55,13 +54,11 @@ type env struct {
 func defaultEnv() env {
 	return env{
 		getenv:      os.Getenv,
-		environ:     os.Environ,
 		releaseBase: release.Base,
 		keyURL:      release.KeyURL,
 		fingerprint: release.Fingerprint,
 		platform:    func() (string, error) { return release.Platform(runtime.GOARCH, "/bin/sh") },
 		npmHome:     npmHome,
-		npm:         true,
 		terminal:    isTerminal,
 		euid:        os.Geteuid,
 	}
@@ -213,6 +210,7 @@ func (u *updater) source(ctx context.Context) (source, error) {
 		Backoff: u.e.backoff,
 		Idle:    u.e.idle,
 		Logf:    u.warnf,
+		Trust:   u.trust(),
 	}
 	if u.f.Source == "npm" {
 		return u.npmSource(ctx, opts, platform)
@@ -599,13 +597,19 @@ func (u *updater) space(need int64) error {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
-func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
-	home := u.e.npmHome()
-	c := npmreg.Config{Getenv: u.e.getenv, Home: home}
-	if u.e.npm && u.f.Registry == "" {
-		c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
+// trust is what vets a file before root reads it as configuration:
+// bindir.CheckTrustedFile as root, nothing otherwise (a user's own files
+// configure a user's run).
+func (u *updater) trust() func(what, path string) error {
+	if u.e.euid() != 0 {
+		return nil
 	}
-	set, err := npmreg.Load(ctx, c, u.f.Registry)
+	return bindir.CheckTrustedFile
+}
+
+func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
+	c := npmreg.Config{Getenv: u.e.getenv, Home: u.e.npmHome(), Default: u.e.npmDefault, Trust: u.trust(), Logf: u.warnf}
+	set, err := npmreg.Load(c, u.f.Registry)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,12 @@ type Options struct {
 	//
 	// RootCAs, if set, are the only roots trusted (SSL_CERT_FILE is then
 	// not read). Insecure skips certificate verification altogether.
-	RootCAs  *x509.CertPool
+	RootCAs *x509.CertPool
+	// Trust, if set (root), vets the CA file before it is read:
+	// SSL_CERT_FILE if it passes, else the first system bundle
+	// (SystemBundles) that passes; SSL_CERT_DIR is not read. A file it
+	// refuses is skipped with one line to Logf.
+	Trust    func(what, path string) error
 	Insecure bool
 	// Proxy replaces the proxies of the environment.
 	Proxy func(*http.Request) (*url.URL, error)
@@ -76,16 +81,36 @@ func New(o Options) (*Client, error) {
 	// Go reads SSL_CERT_FILE of the process environment by itself; reading
 	// it here too honours an injected environment and turns a bad file into
 	// a clear error instead of a silent fallback to the system roots.
-	if o.RootCAs != nil {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	f := getenv("SSL_CERT_FILE")
+	if f != "" && o.RootCAs == nil && o.Trust != nil {
+		if err := o.Trust("SSL_CERT_FILE", f); err != nil {
+			logf("%v; skipped", err)
+			f = ""
+		}
+	}
+	switch {
+	case o.RootCAs != nil:
 		tlsConf.RootCAs = o.RootCAs
-	} else if f := getenv("SSL_CERT_FILE"); f != "" {
+	case f != "":
 		pem, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("SSL_CERT_FILE %s: no PEM certificates", f)
+			return nil, fmt.Errorf("SSL_CERT_FILE %s: no PEM certificates", quote.String(f))
+		}
+		tlsConf.RootCAs = pool
+	case o.Trust != nil:
+		// Never Go's own loading, which reads SSL_CERT_FILE and
+		// SSL_CERT_DIR from the environment unchecked.
+		pool, err := systemRoots(o.Trust, logf)
+		if err != nil {
+			return nil, err
 		}
 		tlsConf.RootCAs = pool
 	}
@@ -138,6 +163,40 @@ func New(o Options) (*Client, error) {
 		c.logf = func(string, ...any) {}
 	}
 	return c, nil
+}
+
+// SystemBundles are the CA bundles Go's crypto/x509 looks for on Linux, in
+// its order.
+var SystemBundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Gentoo, Arch
+	"/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL 6
+	"/etc/ssl/ca-bundle.pem",                            // openSUSE
+	"/etc/pki/tls/cacert.pem",                           // OpenELEC
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // CentOS, RHEL 7
+	"/etc/ssl/cert.pem",                                 // Alpine
+}
+
+// systemRoots reads the first system bundle that trust passes and that
+// holds a certificate.
+func systemRoots(trust func(what, path string) error, logf func(string, ...any)) (*x509.CertPool, error) {
+	for _, f := range SystemBundles {
+		if _, err := os.Stat(f); err != nil {
+			continue
+		}
+		if err := trust("CA bundle", f); err != nil {
+			logf("%v; skipped", err)
+			continue
+		}
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if pool.AppendCertsFromPEM(pem) {
+			return pool, nil
+		}
+	}
+	return nil, fmt.Errorf("no CA bundle that root can trust (%s): install ca-certificates or set SSL_CERT_FILE to a root-owned file", strings.Join(SystemBundles, ", "))
 }
 
 // authTransport sets the Authorization header of each request, redirects

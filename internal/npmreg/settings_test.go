@@ -1,7 +1,6 @@
 package npmreg
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -75,7 +74,7 @@ func TestLoadLayers(t *testing.T) {
 	os.WriteFile(user, []byte("registry=https://r.example/\n//r.example/:_authToken=user\nhttps-proxy=proxy.example:3128\n"), 0o644)
 	os.WriteFile(global, []byte("//r.example/:_authToken=global\n//g.example/:_authToken=g\nstrict-ssl=false\nnoproxy=a.example\n"), 0o644)
 	env := map[string]string{"NPM_CONFIG_USERCONFIG": user, "NPM_CONFIG_GLOBALCONFIG": global, "npm_config_noproxy": "b.example"}
-	s, err := Load(context.Background(), Config{Getenv: func(k string) string { return env[k] }}, "")
+	s, err := Load(Config{Getenv: func(k string) string { return env[k] }}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func TestLoadLayers(t *testing.T) {
 		t.Errorf("noproxy %q: the environment wins", s.NoProxy)
 	}
 	env["npm_config_https_proxy"] = "socks5://x"
-	if _, err := Load(context.Background(), Config{Getenv: func(k string) string { return env[k] }}, ""); err == nil || err.Error() != `https-proxy "socks5://x" from the environment is not an http or https proxy URL` {
+	if _, err := Load(Config{Getenv: func(k string) string { return env[k] }}, ""); err == nil || err.Error() != `https-proxy "socks5://x" from the environment is not an http or https proxy URL` {
 		t.Errorf("socks proxy: %v", err)
 	}
 }

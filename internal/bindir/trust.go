@@ -177,7 +177,7 @@ func untrusted(o Owner) string {
 
 func advice(what, p, dir string, o Owner) string {
 	if what != "" {
-		return "only files that root owns and only root can write, in directories likewise, are read as root"
+		return "root reads only what root owns and only root can write"
 	}
 	if p == dir && o.Mode&os.ModeSymlink == 0 {
 		return fmt.Sprintf("chown root:root %s && chmod go-w %s, or set CLAUDE_SBX_BINDIR to a directory only root can write (such as /opt/claude/bin)", p, p)

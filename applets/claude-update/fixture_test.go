@@ -367,7 +367,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if e.Name() == bindir.LockName {
+		if e.Name() == bindir.PrivateDir {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())

@@ -104,7 +104,7 @@ func TestInterrupted(t *testing.T) {
 					t.Errorf("exit %d, stderr %q; want %d, %q", code, errb.String(), 128+int(sig), want)
 				}
 			}
-			if diff := cmp.Diff([]string{bindir.LockName}, names(t, dir)); diff != "" {
+			if diff := cmp.Diff([]string{bindir.PrivateDir}, names(t, dir)); diff != "" {
 				t.Errorf("bin dir (-want +got):\n%s", diff)
 			}
 		})
@@ -131,7 +131,7 @@ func TestSmokeHomeRemoved(t *testing.T) {
 	r.builds[f.platform] = r.bin
 	f.publish(r)
 	f.mustRun("2.1.100")
-	want := []string{bindir.LockName, bindir.StateName, "claude", "claude.2.1.100"}
+	want := []string{bindir.PrivateDir, bindir.StateName, "claude", "claude.2.1.100"}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, names(t, f.dir)); diff != "" {
 		t.Errorf("bin dir (-want +got):\n%s", diff)

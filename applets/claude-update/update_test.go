@@ -512,7 +512,8 @@ func TestFailures(t *testing.T) {
 			name: "lock held",
 			setup: func(f *fixture) {
 				f.release("2.1.100")
-				lf, err := os.OpenFile(filepath.Join(f.dir, bindir.LockName), os.O_RDWR|os.O_CREATE, 0o644)
+				os.MkdirAll(filepath.Join(f.dir, bindir.PrivateDir), 0o700)
+				lf, err := os.OpenFile(filepath.Join(f.dir, bindir.LockName), os.O_RDWR|os.O_CREATE, 0o600)
 				if err != nil {
 					f.t.Fatal(err)
 				}

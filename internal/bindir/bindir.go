@@ -4,7 +4,8 @@
 //	claude.<version>   the binaries, mode 0755
 //	claude             symlink to the current one
 //	claude.previous    symlink to the one before (what --rollback returns to)
-//	.claude-update.lock
+//	.claude-update.state  what was verified (see State)
+//	.claude-update/lock   the lock: mode 0600 in a 0700 directory
 //
 // Every change is atomic: a binary is written to a temporary file in the
 // same directory, synced and renamed; a symlink is switched by renaming a
@@ -32,8 +33,13 @@ import (
 const (
 	Link       = "claude"
 	Previous   = "claude.previous"
-	LockName   = ".claude-update.lock"
-	TempPrefix = ".claude-update.tmp."
+	// PrivateDir holds the lock, mode 0700: flock needs only a
+	// descriptor, so a lock that others can open is one they can hold.
+	PrivateDir = ".claude-update"
+	LockName   = PrivateDir + "/lock"
+	// oldLockName is where earlier versions kept the lock, mode 0644.
+	oldLockName = ".claude-update.lock"
+	TempPrefix  = ".claude-update.tmp."
 	binPrefix  = "claude."
 )
 
@@ -69,9 +75,9 @@ func (d *Dir) Lock() error {
 			return err
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	f, err := d.openLock()
 	if err != nil {
-		return d.writeErr(err)
+		return err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -80,11 +86,69 @@ func (d *Dir) Lock() error {
 		}
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
+	// The lock of earlier versions, which anyone could open and hold.
+	if err := os.Remove(filepath.Join(d.Path, oldLockName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.Close()
+		return d.writeErr(err)
+	}
 	d.lock = f
 	if err := d.removeTemps(); err != nil {
 		return err
 	}
 	return d.repairPrevious()
+}
+
+// openLock opens the lock, creating PrivateDir (0700) and the lock (0600)
+// as needed. A lock or directory that others could open is replaced or
+// closed first: the lock by a new file renamed over it, so that a
+// descriptor someone opened before locks nothing that counts.
+func (d *Dir) openLock() (*os.File, error) {
+	priv := filepath.Join(d.Path, PrivateDir)
+	if err := os.Mkdir(priv, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, d.writeErr(err)
+	}
+	fi, err := os.Lstat(priv)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || st == nil || int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s is not a directory of uid %d: move it away and run claude-update again", priv, os.Geteuid())
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(priv, 0o700); err != nil {
+			return nil, d.writeErr(err)
+		}
+	}
+	p := filepath.Join(d.Path, LockName)
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, d.writeErr(err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().IsRegular() && fi.Mode().Perm() == 0o600 && st != nil && int(st.Uid) == os.Geteuid() {
+			return f, nil
+		}
+		f.Close()
+		if attempt > 0 {
+			return nil, fmt.Errorf("%s is not a private lock file: move it away and run claude-update again", p)
+		}
+		tmp, err := os.CreateTemp(priv, "lock.*")
+		if err != nil {
+			return nil, d.writeErr(err)
+		}
+		tmp.Close()
+		if err := os.Rename(tmp.Name(), p); err != nil {
+			os.Remove(tmp.Name())
+			return nil, d.writeErr(err)
+		}
+	}
 }
 
 // Unlock releases the lock.
@@ -462,6 +526,10 @@ func (d *Dir) Tidy() {
 	}
 	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
+		return
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != 0o600 {
+		f.Close()
 		return
 	}
 	defer f.Close()

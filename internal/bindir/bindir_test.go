@@ -114,7 +114,7 @@ func TestInstallFailureLeavesNothing(t *testing.T) {
 				t.Fatalf("Install() = %v, want boom", err)
 			}
 			ents, _ := os.ReadDir(dir)
-			if len(ents) != 1 || ents[0].Name() != LockName {
+			if len(ents) != 1 || ents[0].Name() != PrivateDir {
 				t.Errorf("dir holds %v, want only the lock", ents)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -80,3 +81,44 @@ func TestSwitchKilledBetweenRenames(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestLockReplacesOpenLock: a lock file that others could open (the 0644
+// one of earlier versions, or a private one made readable) is replaced, so
+// that a descriptor opened and flocked before blocks nothing; the
+// directory is closed to others again.
+func TestLockReplacesOpenLock(t *testing.T) {
+	d := New(filepath.Join(t.TempDir(), "bin"))
+	priv := filepath.Join(d.Path, PrivateDir)
+	if err := os.MkdirAll(priv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var held []*os.File
+	for _, name := range []string{oldLockName, LockName} {
+		p := filepath.Join(d.Path, name)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(p, 0o644)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, f)
+	}
+	if err := d.Lock(); err != nil {
+		t.Fatalf("Lock() with an old descriptor flocked = %v", err)
+	}
+	defer d.Unlock()
+	for name, want := range map[string]os.FileMode{PrivateDir: os.ModeDir | 0o700, LockName: 0o600} {
+		if fi, err := os.Lstat(filepath.Join(d.Path, name)); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v, %v; want mode %v", name, fi.Mode(), err, want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(d.Path, oldLockName)); !os.IsNotExist(err) {
+		t.Errorf("%s left: %v", oldLockName, err)
+	}
+}

@@ -31,8 +31,8 @@ import (
 
 // Names in the directory.
 const (
-	Link       = "claude"
-	Previous   = "claude.previous"
+	Link     = "claude"
+	Previous = "claude.previous"
 	// PrivateDir holds the lock, mode 0700: flock needs only a
 	// descriptor, so a lock that others can open is one they can hold.
 	PrivateDir = ".claude-update"
@@ -40,7 +40,7 @@ const (
 	// oldLockName is where earlier versions kept the lock, mode 0644.
 	oldLockName = ".claude-update.lock"
 	TempPrefix  = ".claude-update.tmp."
-	binPrefix  = "claude."
+	binPrefix   = "claude."
 )
 
 // Dir is a bin directory.

@@ -517,8 +517,8 @@ func (d *Dir) Prune(keep int) ([]release.Version, error) {
 	return nil, nil
 }
 
-// Tidy removes what a killed run left behind (temporary files and smoke-test
-// homes) if the lock can be taken at once. It is for runs that otherwise only
+// Tidy removes what a killed run left behind (temporary files, and smoke-test
+// homes of earlier versions) if the lock can be taken at once. It is for runs that otherwise only
 // read (--list, --check), so it creates nothing and ignores every failure.
 func (d *Dir) Tidy() {
 	if d.Trusted && CheckTrusted(d.Path) != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"os/user"
@@ -49,6 +50,7 @@ type env struct {
 	terminal    func(io.Writer) bool
 	euid        func() int
 	free        func() (int64, error) // tests: the bin dir's free space
+	resolver    *net.Resolver         // tests: the DNS resolver
 }
 
 func defaultEnv() env {
@@ -165,8 +167,17 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 	if err != nil && context.Cause(ctx) == deadline {
 		return deadline
 	}
+	var nf *download.NotFoundError
+	if f.Source == "release" && errors.As(err, &nf) {
+		return fmt.Errorf("%w; %s", err, npmHint)
+	}
 	return err
 }
+
+// npmHint ends the failure of a run whose release host does not resolve:
+// networks that block downloads.claude.ai often reach the npm registry.
+const npmHint = "claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); " +
+	"to make that the default, run claude-update --source npm wherever you run it (alias, cron job)"
 
 func (u *updater) modes(ctx context.Context) error {
 	if u.f.Rollback {
@@ -205,12 +216,13 @@ func (u *updater) source(ctx context.Context) (source, error) {
 		return nil, err
 	}
 	opts := download.Options{
-		Getenv:  u.e.getenv,
-		Retries: u.e.retries,
-		Backoff: u.e.backoff,
-		Idle:    u.e.idle,
-		Logf:    u.warnf,
-		Trust:   u.trust(),
+		Getenv:   u.e.getenv,
+		Retries:  u.e.retries,
+		Backoff:  u.e.backoff,
+		Idle:     u.e.idle,
+		Logf:     u.warnf,
+		Trust:    u.trust(),
+		Resolver: u.e.resolver,
 	}
 	if u.f.Source == "npm" {
 		return u.npmSource(ctx, opts, platform)

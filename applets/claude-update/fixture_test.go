@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,6 +61,7 @@ type fixture struct {
 	token     string   // if set, /npm/ answers 401 without "Bearer <token>"
 	auths     []string // "PATH AUTHORIZATION" of every request
 	free      int64    // if > 0, the free space claude-update sees
+	resolver  *net.Resolver
 }
 
 var (
@@ -297,6 +299,7 @@ func (f *fixture) testEnv() env {
 		platform:    func() (string, error) { return f.platform, nil },
 		npmHome:     func() string { return f.home },
 		npmDefault:  f.registry,
+		resolver:    f.resolver,
 		retries:     2,
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,

@@ -38,6 +38,8 @@ type Options struct {
 	// Idle is how long a body may deliver nothing before the connection is
 	// dropped and the download resumed (default 60s).
 	Idle time.Duration
+	// Resolver, if set, resolves host names (tests).
+	Resolver *net.Resolver
 	// Logf, if set, reports retries.
 	Logf func(format string, args ...any)
 
@@ -121,7 +123,7 @@ func New(o Options) (*Client, error) {
 	}
 	tr := &http.Transport{
 		Proxy:                 proxy,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: o.Resolver}).DialContext,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   20 * time.Second,
 		ResponseHeaderTimeout: 60 * time.Second,
@@ -231,6 +233,16 @@ type StatusError struct {
 // Error quotes Status: its reason phrase is the server's text.
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s: HTTP %s", quote.String(e.URL), quote.String(e.Status))
+}
+
+// NotFoundError is a host name that does not resolve (NXDOMAIN, or no
+// such name in /etc/hosts and DNS): not retried.
+type NotFoundError struct {
+	URL, Host string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("GET %s: lookup %s: no such host (not retried: the name does not resolve on this network)", quote.String(e.URL), quote.String(e.Host))
 }
 
 // retryable reports whether a status may go away by itself.
@@ -422,6 +434,11 @@ func (b *Body) try(off int64) (err error, retry bool) {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err
+		}
+		// A name that does not exist will not exist in a second either.
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return &NotFoundError{URL: b.url, Host: de.Name}, false
 		}
 		// A certificate that does not verify will not verify next time,
 		// nor will a redirect we refuse.

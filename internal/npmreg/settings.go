@@ -146,8 +146,12 @@ func (c Config) layers() ([]layer, error) {
 // errSkipped is read's answer for a file that Trust refused.
 var errSkipped = errors.New("skipped")
 
-// read reads file p, what it is for messages, if Trust lets it.
+// read reads file p, what it is for messages, if Trust lets it. A file
+// that does not exist is not vetted: there is nothing to read.
 func (c Config) read(what, p string) ([]byte, error) {
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
 	if c.Trust != nil {
 		if err := c.Trust(what, p); err != nil {
 			c.logf("%v; skipped", err)

@@ -333,10 +333,10 @@ func (b *Body) Read(p []byte) (int, error) {
 			return 0, b.ctx.Err()
 		}
 		if b.resumes >= b.c.retries {
-			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", b.url, b.off, sizeString(b.size), b.cut, b.resumes)
+			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", quote.String(b.url), b.off, sizeString(b.size), b.cut, b.resumes)
 		}
 		b.resumes++
-		b.c.logf("GET %s: cut after %d bytes (%v); resuming", b.url, b.off, b.cut)
+		b.c.logf("GET %s: cut after %d bytes (%v); resuming", quote.String(b.url), b.off, b.cut)
 		b.closeResp()
 		if err := b.c.sleep(b.ctx, b.resumes); err != nil {
 			return 0, err
@@ -444,7 +444,7 @@ func (b *Body) try(off int64) (err error, retry bool) {
 		// nor will a redirect we refuse.
 		var cve *tls.CertificateVerificationError
 		var pe *policyError
-		return fmt.Errorf("GET %s: %v", b.url, err), !errors.As(err, &cve) && !errors.As(err, &pe)
+		return fmt.Errorf("GET %s: %w", quote.String(b.url), err), !errors.As(err, &cve) && !errors.As(err, &pe)
 	}
 	fail := func(err error, retry bool) (error, bool) {
 		timer.Stop()
@@ -456,7 +456,7 @@ func (b *Body) try(off int64) (err error, retry bool) {
 	case off > 0 && resp.StatusCode == http.StatusPartialContent:
 		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != off || (b.size >= 0 && total >= 0 && total != b.size) {
-			return fail(fmt.Errorf("GET %s: bad Content-Range %q resuming at %d", b.url, resp.Header.Get("Content-Range"), off), false)
+			return fail(fmt.Errorf("GET %s: bad Content-Range %q resuming at %d", quote.String(b.url), resp.Header.Get("Content-Range"), off), false)
 		}
 	case resp.StatusCode == http.StatusOK:
 		if off > 0 {
@@ -464,10 +464,10 @@ func (b *Body) try(off int64) (err error, retry bool) {
 			// over and skip what the reader already has. A changed file
 			// fails the caller's checksum.
 			if resp.ContentLength >= 0 && b.size >= 0 && resp.ContentLength != b.size {
-				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", b.url, b.size, resp.ContentLength), false)
+				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", quote.String(b.url), b.size, resp.ContentLength), false)
 			}
 			if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
-				return fail(fmt.Errorf("GET %s: restarting: %v", b.url, err), true)
+				return fail(fmt.Errorf("GET %s: restarting: %v", quote.String(b.url), err), true)
 			}
 		} else {
 			b.size = resp.ContentLength

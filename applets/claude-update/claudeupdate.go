@@ -147,6 +147,7 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 		out: stdio.Out,
 		err: stdio.Err,
 	}
+	d.Logf = u.warnf
 	// Refuse an unsafe bin dir before anything else, whatever the network
 	// or npm configuration would say; --list and --check only read.
 	if d.Trusted && !f.List && !f.Check {

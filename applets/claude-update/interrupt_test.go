@@ -126,9 +126,9 @@ func runList(t *testing.T, link, dir string) string {
 // /proc/self/status (read by the shell itself, not a child) shows a
 // non-root uid, no effective capabilities, no_new_privs and a seccomp
 // filter, its environment is empty (no HOME, PATH or DISABLE_UPDATES from
-// claude-update) and its network namespace has only lo; otherwise it
-// prints what it saw.
-func confinedAgent(v string) []byte {
+// claude-update), its network namespace has only lo and its mount
+// namespace is not hostMnt's (bwrap's); otherwise it prints what it saw.
+func confinedAgent(v, hostMnt string) []byte {
 	return script(`uid= eff= nnp= sec=
 while read -r k a b; do
 	case $k in Uid:) uid=$a;; CapEff:) eff=$a;; NoNewPrivs:) nnp=$a;; Seccomp:) sec=$a;; esac
@@ -136,25 +136,35 @@ done </proc/self/status
 links=0
 while read -r l; do links=$((links+1)); done </proc/self/net/dev
 envs=${HOME+HOME}${DISABLE_UPDATES+DISABLE_UPDATES}${TMPDIR+TMPDIR}
-if [ "$uid" != 0 ] && [ "$eff" = 0000000000000000 ] && [ "$nnp" = 1 ] && [ "$sec" = 2 ] && [ "$links" = 3 ] && [ -z "$envs" ]; then
+mnt=$(readlink /proc/self/ns/mnt)
+if [ "$mnt" = '`+hostMnt+`' ]; then mnt=host; fi
+if [ "$mnt" != host ] && [ "$uid" != 0 ] && [ "$eff" = 0000000000000000 ] && [ "$nnp" = 1 ] && [ "$sec" = 2 ] && [ "$links" = 3 ] && [ -z "$envs" ]; then
 	echo '`+v+` (Claude Code)'
 else
-	echo "uid=$uid CapEff=$eff NoNewPrivs=$nnp Seccomp=$sec net-lines=$links env=$envs"
+	echo "uid=$uid CapEff=$eff NoNewPrivs=$nnp Seccomp=$sec net-lines=$links env=$envs mnt=$mnt"
 fi`, agentSize)
 }
 
 // TestSmokeConfined: the smoke test runs the new binary as an
 // unprivileged uid, without capabilities, with no_new_privs, under the
-// launcher's seccomp filter, in an empty environment and without network;
-// it leaves nothing behind in the bin dir.
+// launcher's seccomp filter, in an empty environment and without network,
+// in bwrap (installed here, so required); it leaves nothing behind in the
+// bin dir.
 func TestSmokeConfined(t *testing.T) {
 	testutil.RequireRoot(t)
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		testutil.Missing(t, "no /usr/bin/bwrap: %v", err)
+	}
+	hostMnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := newFixture(t)
 	f.root = true
 	f.dir = filepath.Join(testutil.RootOwnedDir(t), "bin")
 	f.env["CLAUDE_SBX_BINDIR"] = f.dir
 	r := f.newRel("2.1.100")
-	r.bin = confinedAgent("2.1.100")
+	r.bin = confinedAgent("2.1.100", hostMnt)
 	r.builds[f.platform] = r.bin
 	f.publish(r)
 	f.mustRun("2.1.100")

@@ -49,7 +49,9 @@ type Dir struct {
 	// Trusted makes Lock refuse a directory that anyone but root could
 	// change (see CheckTrusted); set it when running as root.
 	Trusted bool
-	lock    *os.File
+	// Logf, if set, reports what does not stop a run (a file skipped).
+	Logf func(format string, args ...any)
+	lock *os.File
 }
 
 // New returns the bin directory at path (which need not exist yet).

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
@@ -34,6 +35,7 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 		out, stderr bytes.Buffer
 		err         error
 	)
+	bw := d.findBwrap()
 	for attempt := 0; ; attempt++ {
 		out.Reset()
 		stderr.Reset()
@@ -48,16 +50,29 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 		cmd.WaitDelay = 5 * time.Second
 		cmd.Stdout = &limited{b: &out, n: 4096}
 		cmd.Stderr = &limited{b: &stderr, n: 4096}
-		if err = startConfined(cmd); err == nil {
+		if err = startConfined(cmd, bw); err == nil {
 			err = cmd.Wait()
 		}
 		// A file just written may still be open for writing in a child
 		// that another goroutine forked meanwhile (ETXTBSY); that passes.
-		if errors.Is(err, syscall.ETXTBSY) && attempt < 20 {
+		busy := errors.Is(err, syscall.ETXTBSY) || bw != "" && strings.Contains(firstLine(stderr.String()), "Text file busy")
+		if busy && attempt < 20 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
+		// bwrap that cannot set up here (no user namespaces) says so
+		// first; the binary then runs confined as below, without it.
+		if err != nil && bw != "" && strings.HasPrefix(stderr.String(), "bwrap: ") && !strings.HasPrefix(stderr.String(), "bwrap: execvp") {
+			d.logf("smoke test: %s: %s; running it without bwrap", bw, quote.String(firstLine(stderr.String())))
+			bw = ""
+			continue
+		}
 		break
+	}
+	// bwrap exits 128+N when the binary is killed by signal N.
+	var ee *exec.ExitError
+	if bw != "" && errors.As(err, &ee) && ee.ExitCode() > 128 && ee.ExitCode() < 128+65 {
+		err = fmt.Errorf("signal: %v", syscall.Signal(ee.ExitCode()-128))
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("smoke test of %s failed: --version did not finish within %v", v, SmokeTimeout)
@@ -76,6 +91,12 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 		return fmt.Errorf("smoke test of %s failed: --version printed %s, want %q", v, release.Quote([]byte(got), 60), want)
 	}
 	return nil
+}
+
+func (d *Dir) logf(format string, args ...any) {
+	if d.Logf != nil {
+		d.Logf(format, args...)
+	}
 }
 
 func firstLine(s string) string {

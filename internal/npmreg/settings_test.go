@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -97,4 +98,28 @@ func TestLoadLayers(t *testing.T) {
 	if _, err := Load(Config{Getenv: func(k string) string { return env[k] }}, ""); err == nil || err.Error() != `https-proxy "socks5://x" from the environment is not an http or https proxy URL` {
 		t.Errorf("socks proxy: %v", err)
 	}
+}
+
+// FuzzAuthorization: a token for //reg.example/npm/ goes only to URLs whose
+// path, once normalised, is under /npm/.
+func FuzzAuthorization(f *testing.F) {
+	for _, p := range []string{"/npm/x", "/npm/../x", "/npm/%2e%2e/x", "/npm/..%2fx", "/x/../npm/y", "/npm/./a/../../b"} {
+		f.Add(p)
+	}
+	s := &Settings{tokens: map[string]string{"//reg.example/npm/": "A"}}
+	f.Fuzz(func(t *testing.T, p string) {
+		u, err := url.Parse("https://reg.example" + p)
+		if err != nil || u.Host != "reg.example" {
+			return
+		}
+		got := s.Authorization(u)
+		np, ok := normalPath(u)
+		under := ok && strings.HasPrefix(np, "/npm/")
+		if (got != "") != under {
+			t.Fatalf("Authorization(%s) = %q, normalised path %q (%v)", u, got, np, ok)
+		}
+		if strings.Contains(np, "/../") || strings.HasSuffix(np, "/..") || strings.Contains(np, "/./") {
+			t.Fatalf("normalPath(%s) = %q keeps a dot segment", u, np)
+		}
+	})
 }

@@ -69,18 +69,22 @@ func TestBinaryExitCodes(t *testing.T) {
 }
 
 // officialLookalike serves the fixture's files as https://downloads.claude.ai
-// (with a certificate from a CA the test writes to a file), reached through
-// an HTTP CONNECT proxy that sends every tunnel to it. It returns the CA
-// file, the proxy URL and the hosts the proxy was asked for.
-func officialLookalike(t *testing.T, f *fixture) (caFile, proxyURL string, hosts func() []string) {
+// (or the hosts given), with a certificate from a CA the test writes to a
+// root-owned file, reached through an HTTP CONNECT proxy that sends every
+// tunnel to it. It returns the CA file, the proxy URL and the hosts the
+// proxy was asked for.
+func officialLookalike(t *testing.T, f *fixture, names ...string) (caFile, proxyURL string, hosts func() []string) {
+	if len(names) == 0 {
+		names = []string{"downloads.claude.ai"}
+	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "test CA for downloads.claude.ai"},
-		DNSNames:              []string{"downloads.claude.ai"},
+		Subject:               pkix.Name{CommonName: "test CA for " + names[0]},
+		DNSNames:              names,
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
 		IsCA:                  true,
@@ -92,7 +96,7 @@ func officialLookalike(t *testing.T, f *fixture) (caFile, proxyURL string, hosts
 	if err != nil {
 		t.Fatal(err)
 	}
-	caFile = filepath.Join(t.TempDir(), "ca.pem")
+	caFile = filepath.Join(testutil.RootOwnedDir(t), "ca.pem")
 	os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"os/user"
@@ -37,31 +38,29 @@ var Applet = multicall.Applet{Name: "claude-update", Run: run}
 // fingerprint pin cannot be changed from the command line or environment.
 type env struct {
 	getenv      func(string) string
-	environ     func() []string
 	releaseBase string
 	keyURL      string
 	fingerprint string
 	platform    func() (string, error)
 	npmHome     func() string
-	npm         bool // run `npm config get registry` as the last resort
+	npmDefault  string // tests: the registry when none is configured
 	retries     int
 	backoff     time.Duration
 	idle        time.Duration
 	terminal    func(io.Writer) bool
 	euid        func() int
 	free        func() (int64, error) // tests: the bin dir's free space
+	resolver    *net.Resolver         // tests: the DNS resolver
 }
 
 func defaultEnv() env {
 	return env{
 		getenv:      os.Getenv,
-		environ:     os.Environ,
 		releaseBase: release.Base,
 		keyURL:      release.KeyURL,
 		fingerprint: release.Fingerprint,
 		platform:    func() (string, error) { return release.Platform(runtime.GOARCH, "/bin/sh") },
 		npmHome:     npmHome,
-		npm:         true,
 		terminal:    isTerminal,
 		euid:        os.Geteuid,
 	}
@@ -93,12 +92,13 @@ type errInterrupted struct{ sig syscall.Signal }
 
 func (e errInterrupted) Error() string { return "interrupted by " + unix.SignalName(e.sig) }
 
-// withSignals cancels ctx on SIGINT or SIGTERM, so that the run unwinds
+// withSignals cancels ctx on SIGINT, SIGTERM or SIGHUP (a closed terminal
+// or ssh session), so that the run unwinds
 // and removes its temporary files instead of dying with them.
 func withSignals(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -147,6 +147,7 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 		out: stdio.Out,
 		err: stdio.Err,
 	}
+	d.Logf = u.warnf
 	// Refuse an unsafe bin dir before anything else, whatever the network
 	// or npm configuration would say; --list and --check only read.
 	if d.Trusted && !f.List && !f.Check {
@@ -167,8 +168,17 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 	if err != nil && context.Cause(ctx) == deadline {
 		return deadline
 	}
+	var nf *download.NotFoundError
+	if f.Source == "release" && errors.As(err, &nf) {
+		return fmt.Errorf("%w; %s", err, npmHint)
+	}
 	return err
 }
+
+// npmHint ends the failure of a run whose release host does not resolve:
+// networks that block downloads.claude.ai often reach the npm registry.
+const npmHint = "claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); " +
+	"to make that the default, run claude-update --source npm wherever you run it (alias, cron job)"
 
 func (u *updater) modes(ctx context.Context) error {
 	if u.f.Rollback {
@@ -207,11 +217,13 @@ func (u *updater) source(ctx context.Context) (source, error) {
 		return nil, err
 	}
 	opts := download.Options{
-		Getenv:  u.e.getenv,
-		Retries: u.e.retries,
-		Backoff: u.e.backoff,
-		Idle:    u.e.idle,
-		Logf:    u.warnf,
+		Getenv:   u.e.getenv,
+		Retries:  u.e.retries,
+		Backoff:  u.e.backoff,
+		Idle:     u.e.idle,
+		Logf:     u.warnf,
+		Trust:    u.trust(),
+		Resolver: u.e.resolver,
 	}
 	if u.f.Source == "npm" {
 		return u.npmSource(ctx, opts, platform)
@@ -422,7 +434,7 @@ func (u *updater) rollback(ctx context.Context) error {
 	if err := u.dir.Smoke(ctx, bin, prev); err != nil {
 		return err
 	}
-	if err := u.dir.Switch(prev, bin); err != nil {
+	if err := u.dir.Switch(st, prev, bin); err != nil {
 		return err
 	}
 	u.printf("rolled back to %s (was %s)", prev, cur)
@@ -492,7 +504,7 @@ func (u *updater) update(ctx context.Context, src source) error {
 	if err := u.record(st, v, art); err != nil {
 		return err
 	}
-	if err := u.dir.Switch(v, bin); err != nil {
+	if err := u.dir.Switch(st, v, bin); err != nil {
 		return err
 	}
 	switch {
@@ -598,13 +610,19 @@ func (u *updater) space(need int64) error {
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
-func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
-	home := u.e.npmHome()
-	c := npmreg.Config{Getenv: u.e.getenv, Home: home}
-	if u.e.npm && u.f.Registry == "" {
-		c.Npm = npmreg.NpmConfigGet(home, u.e.environ())
+// trust is what vets a file before root reads it as configuration:
+// bindir.CheckTrustedFile as root, nothing otherwise (a user's own files
+// configure a user's run).
+func (u *updater) trust() func(what, path string) error {
+	if u.e.euid() != 0 {
+		return nil
 	}
-	set, err := npmreg.Load(ctx, c, u.f.Registry)
+	return bindir.CheckTrustedFile
+}
+
+func (u *updater) npmSource(ctx context.Context, opts download.Options, platform string) (source, error) {
+	c := npmreg.Config{Getenv: u.e.getenv, Home: u.e.npmHome(), Default: u.e.npmDefault, Trust: u.trust(), Logf: u.warnf}
+	set, err := npmreg.Load(c, u.f.Registry)
 	if err != nil {
 		return nil, err
 	}

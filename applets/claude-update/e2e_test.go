@@ -183,7 +183,8 @@ func TestE2ENpm(t *testing.T) {
 	}
 	cache.srv = httptest.NewTLSServer(cache)
 	defer cache.srv.Close()
-	ca := filepath.Join(t.TempDir(), "ca.pem")
+	// As root, a CA file is read only if only root can write it.
+	ca := filepath.Join(testutil.RootOwnedDir(t), "ca.pem")
 	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cache.srv.Certificate().Raw}), 0o644)
 
 	// As root, the bin dir must be one only root can change.
@@ -217,7 +218,8 @@ func TestE2ENpm(t *testing.T) {
 	}
 
 	// Without --registry, the registry comes from npm's configuration (as
-	// root: root's npmrc, the global npmrc, or npm config get) and agrees.
+	// root: root's npmrc, the global npmrc, or npm's default registry) and
+	// agrees.
 	code, stdout, stderr = runBinary(t, []string{"CLAUDE_SBX_BINDIR=" + dir, "HOME=/nonexistent"}, "--source", "npm", "--check")
 	if want := v.String() + " is current (latest)\n"; code != 0 || stdout != want {
 		t.Errorf("--check against npm's registry = %d, %q, %q; want 0, %q", code, stdout, stderr, want)

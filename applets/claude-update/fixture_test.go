@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,6 +61,7 @@ type fixture struct {
 	token     string   // if set, /npm/ answers 401 without "Bearer <token>"
 	auths     []string // "PATH AUTHORIZATION" of every request
 	free      int64    // if > 0, the free space claude-update sees
+	resolver  *net.Resolver
 }
 
 var (
@@ -87,7 +89,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{
 		t:        t,
 		dir:      filepath.Join(t.TempDir(), "bin"),
-		home:     t.TempDir(),
+		home:     testutil.RootOwnedDir(t),
 		platform: "linux-x64",
 		env:      map[string]string{},
 		files:    map[string][]byte{},
@@ -102,7 +104,9 @@ func newFixture(t *testing.T) *fixture {
 	f.base = f.srv.URL + "/claude-code-releases"
 	f.registry = f.srv.URL + "/npm/"
 	f.files["/keys/claude-code.asc"] = f.keyFile
-	f.certFile = filepath.Join(t.TempDir(), "ca.pem")
+	// Root reads only root's files as configuration: as root, the CA file
+	// and the npmrc files are kept where only root can write.
+	f.certFile = filepath.Join(testutil.RootOwnedDir(t), "ca.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw})
 	if err := os.WriteFile(f.certFile, pemBytes, 0o644); err != nil {
 		t.Fatal(err)
@@ -289,12 +293,13 @@ func (f *fixture) testEnv() env {
 	}
 	return env{
 		getenv:      func(k string) string { return f.env[k] },
-		environ:     func() []string { return nil },
 		releaseBase: base,
 		keyURL:      f.srv.URL + "/keys/claude-code.asc",
 		fingerprint: f.fp,
 		platform:    func() (string, error) { return f.platform, nil },
 		npmHome:     func() string { return f.home },
+		npmDefault:  f.registry,
+		resolver:    f.resolver,
 		retries:     2,
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,
@@ -365,7 +370,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if e.Name() == bindir.LockName {
+		if e.Name() == bindir.PrivateDir {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())

@@ -53,10 +53,11 @@ func waitTemp(t *testing.T, dir string, done <-chan error, stderr *bytes.Buffer)
 }
 
 // TestInterrupted stops the shipped binary in the middle of a download: on
-// SIGTERM or SIGINT it removes its temporary file and exits 128+signal; after
+// SIGTERM, SIGINT or SIGHUP (its terminal closed) it removes its temporary
+// file and exits 128+signal; after
 // SIGKILL the next run of any kind (here --list) removes what was left.
 func TestInterrupted(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGKILL} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			f := newFixture(t)
 			tb := f.npmTarball("2.1.100", fakeAgent("2.1.100", agentSize))
@@ -98,12 +99,12 @@ func TestInterrupted(t *testing.T) {
 					t.Errorf("--list = %q", out)
 				}
 			} else {
-				want := "claude-update: interrupted by " + map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[sig] + "; temporary files removed, nothing changed\n"
+				want := "claude-update: interrupted by " + map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP"}[sig] + "; temporary files removed, nothing changed\n"
 				if code != 128+int(sig) || errb.String() != want {
 					t.Errorf("exit %d, stderr %q; want %d, %q", code, errb.String(), 128+int(sig), want)
 				}
 			}
-			if diff := cmp.Diff([]string{bindir.LockName}, names(t, dir)); diff != "" {
+			if diff := cmp.Diff([]string{bindir.PrivateDir}, names(t, dir)); diff != "" {
 				t.Errorf("bin dir (-want +got):\n%s", diff)
 			}
 		})
@@ -121,16 +122,53 @@ func runList(t *testing.T, link, dir string) string {
 	return string(out)
 }
 
-// TestSmokeHomeRemoved: what the binary writes into its HOME and TMPDIR
-// during the smoke test goes with them.
-func TestSmokeHomeRemoved(t *testing.T) {
+// confinedAgent answers --version like the agent only if its own
+// /proc/self/status (read by the shell itself, not a child) shows a
+// non-root uid, no effective capabilities, no_new_privs and a seccomp
+// filter, its environment is empty (no HOME, PATH or DISABLE_UPDATES from
+// claude-update), its network namespace has only lo and its mount
+// namespace is not hostMnt's (bwrap's); otherwise it prints what it saw.
+func confinedAgent(v, hostMnt string) []byte {
+	return script(`uid= eff= nnp= sec=
+while read -r k a b; do
+	case $k in Uid:) uid=$a;; CapEff:) eff=$a;; NoNewPrivs:) nnp=$a;; Seccomp:) sec=$a;; esac
+done </proc/self/status
+links=0
+while read -r l; do links=$((links+1)); done </proc/self/net/dev
+envs=${HOME+HOME}${DISABLE_UPDATES+DISABLE_UPDATES}${TMPDIR+TMPDIR}
+mnt=$(readlink /proc/self/ns/mnt)
+if [ "$mnt" = '`+hostMnt+`' ]; then mnt=host; fi
+if [ "$mnt" != host ] && [ "$uid" != 0 ] && [ "$eff" = 0000000000000000 ] && [ "$nnp" = 1 ] && [ "$sec" = 2 ] && [ "$links" = 3 ] && [ -z "$envs" ]; then
+	echo '`+v+` (Claude Code)'
+else
+	echo "uid=$uid CapEff=$eff NoNewPrivs=$nnp Seccomp=$sec net-lines=$links env=$envs mnt=$mnt"
+fi`, agentSize)
+}
+
+// TestSmokeConfined: the smoke test runs the new binary as an
+// unprivileged uid, without capabilities, with no_new_privs, under the
+// launcher's seccomp filter, in an empty environment and without network,
+// in bwrap (installed here, so required); it leaves nothing behind in the
+// bin dir.
+func TestSmokeConfined(t *testing.T) {
+	testutil.RequireRoot(t)
+	if _, err := os.Stat("/usr/bin/bwrap"); err != nil {
+		testutil.Missing(t, "no /usr/bin/bwrap: %v", err)
+	}
+	hostMnt, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := newFixture(t)
+	f.root = true
+	f.dir = filepath.Join(testutil.RootOwnedDir(t), "bin")
+	f.env["CLAUDE_SBX_BINDIR"] = f.dir
 	r := f.newRel("2.1.100")
-	r.bin = script(`mkdir -p "$HOME/.claude" && touch "$HOME/.claude/x" "$TMPDIR/y" && echo '2.1.100 (Claude Code)'`, agentSize)
+	r.bin = confinedAgent("2.1.100", hostMnt)
 	r.builds[f.platform] = r.bin
 	f.publish(r)
 	f.mustRun("2.1.100")
-	want := []string{bindir.LockName, bindir.StateName, "claude", "claude.2.1.100"}
+	want := []string{bindir.PrivateDir, bindir.StateName, "claude", "claude.2.1.100"}
 	sort.Strings(want)
 	if diff := cmp.Diff(want, names(t, f.dir)); diff != "" {
 		t.Errorf("bin dir (-want +got):\n%s", diff)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 func isTerminal(w io.Writer) bool {
@@ -22,9 +24,9 @@ func (u *updater) progress(desc, url string, size int64, r io.Reader) io.Reader 
 		return &barReader{r: r, w: u.err, desc: desc, size: size, start: t, last: t, now: time.Now}
 	}
 	if size >= 0 {
-		u.printf("downloading %s (%s)", url, mb(size))
+		u.printf("downloading %s (%s)", quote.String(url), mb(size))
 	} else {
-		u.printf("downloading %s", url)
+		u.printf("downloading %s", quote.String(url))
 	}
 	return &doneReader{r: r, done: func(n int64, d time.Duration) {
 		u.printf("downloaded %s in %.1fs", mb(n), d.Seconds())

@@ -254,6 +254,7 @@ func (s *npmSource) artifact(ctx context.Context, v release.Version) (*artifact,
 		if size := body.Size(); size > lim.Tarball() {
 			return fmt.Errorf("%s: tarball is %d bytes, more than %d (%s %d, and the room tar and gzip need)", desc, size, lim.Tarball(), lim.Why, lim.Unpacked)
 		}
+		lim.Compressed = max(body.Size(), 0)
 		h := sha512.New()
 		tee := io.TeeReader(s.u.progress(desc, a.Tarball, body.Size(), body), h)
 		// The space check happens when the tar header gives the binary's

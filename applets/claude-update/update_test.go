@@ -1,6 +1,9 @@
 package claudeupdate
 
 import (
+	"bytes"
+	"context"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
@@ -470,12 +474,14 @@ func TestFailures(t *testing.T) {
 			name: "smoke test crashes",
 			setup: func(f *fixture) {
 				r := f.newRel("2.1.100")
-				r.bin = script("echo 'Illegal instruction' >&2; kill -ILL $$", agentSize)
+				// The kernel's own SIGILL: one the program sends itself is
+				// ignored, as it is PID 1 of its namespace.
+				r.bin = illegalInstruction(f.t)
 				r.builds["linux-x64"] = r.bin
 				f.publish(r)
 			},
 			want: func(f *fixture) string {
-				return "smoke test of 2.1.100 failed: --version: signal: illegal instruction: Illegal instruction"
+				return "smoke test of 2.1.100 failed: --version: signal: illegal instruction"
 			},
 		},
 		{
@@ -512,7 +518,8 @@ func TestFailures(t *testing.T) {
 			name: "lock held",
 			setup: func(f *fixture) {
 				f.release("2.1.100")
-				lf, err := os.OpenFile(filepath.Join(f.dir, bindir.LockName), os.O_RDWR|os.O_CREATE, 0o644)
+				os.MkdirAll(filepath.Join(f.dir, bindir.PrivateDir), 0o700)
+				lf, err := os.OpenFile(filepath.Join(f.dir, bindir.LockName), os.O_RDWR|os.O_CREATE, 0o600)
 				if err != nil {
 					f.t.Fatal(err)
 				}
@@ -821,5 +828,53 @@ func TestUsage(t *testing.T) {
 	f.env["CLAUDE_SBX_BINDIR"] = "relative/bin"
 	if _, err := f.runErr("--list"); cliCode(err) != 2 || err.Error() != "CLAUDE_SBX_BINDIR=relative/bin is not an absolute path" {
 		t.Errorf("relative bin dir: %v", err)
+	}
+}
+
+// nxdomain starts a DNS server that answers every query NXDOMAIN and
+// returns a resolver that asks it, and the number of queries so far.
+func nxdomain(t *testing.T) (*net.Resolver, func() int) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	n := 0
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeNameError)
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+	return r, func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+// TestReleaseHostDoesNotResolve: a first run on a network whose resolver
+// says the release host does not exist is not retried, and its last line
+// says that --source npm installs the same agent from the npm registry.
+func TestReleaseHostDoesNotResolve(t *testing.T) {
+	f := newFixture(t)
+	r, queries := nxdomain(t)
+	f.resolver = r
+	f.baseOverr = "https://downloads.claude.ai.example/claude-code-releases"
+	var stderr bytes.Buffer
+	_, err := f.runErrTo(&stderr)
+	want := "GET https://downloads.claude.ai.example/claude-code-releases/latest: lookup downloads.claude.ai.example: no such host (not retried: the name does not resolve on this network); " +
+		"claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); to make that the default, run claude-update --source npm wherever you run it (alias, cron job)"
+	if err == nil || err.Error() != want {
+		t.Errorf("claude-update = %v\nwant %s", err, want)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr = %q, want no retries", stderr.String())
+	}
+	if queries() == 0 {
+		t.Errorf("the resolver was not asked")
 	}
 }

@@ -72,7 +72,8 @@ func newNpmRegistry(t *testing.T, v string, bin []byte) *npmRegistry {
 			"optionalDependencies": map[string]string{pkg: v}}},
 	})
 
-	ca := filepath.Join(t.TempDir(), "ca.pem")
+	// As root, claude-update reads a cafile only if only root can write it.
+	ca := filepath.Join(testutil.RootOwnedDir(t), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}

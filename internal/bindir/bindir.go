@@ -4,7 +4,8 @@
 //	claude.<version>   the binaries, mode 0755
 //	claude             symlink to the current one
 //	claude.previous    symlink to the one before (what --rollback returns to)
-//	.claude-update.lock
+//	.claude-update.state  what was verified (see State)
+//	.claude-update/lock   the lock: mode 0600 in a 0700 directory
 //
 // Every change is atomic: a binary is written to a temporary file in the
 // same directory, synced and renamed; a symlink is switched by renaming a
@@ -30,11 +31,16 @@ import (
 
 // Names in the directory.
 const (
-	Link       = "claude"
-	Previous   = "claude.previous"
-	LockName   = ".claude-update.lock"
-	TempPrefix = ".claude-update.tmp."
-	binPrefix  = "claude."
+	Link     = "claude"
+	Previous = "claude.previous"
+	// PrivateDir holds the lock, mode 0700: flock needs only a
+	// descriptor, so a lock that others can open is one they can hold.
+	PrivateDir = ".claude-update"
+	LockName   = PrivateDir + "/lock"
+	// oldLockName is where earlier versions kept the lock, mode 0644.
+	oldLockName = ".claude-update.lock"
+	TempPrefix  = ".claude-update.tmp."
+	binPrefix   = "claude."
 )
 
 // Dir is a bin directory.
@@ -43,7 +49,9 @@ type Dir struct {
 	// Trusted makes Lock refuse a directory that anyone but root could
 	// change (see CheckTrusted); set it when running as root.
 	Trusted bool
-	lock    *os.File
+	// Logf, if set, reports what does not stop a run (a file skipped).
+	Logf func(format string, args ...any)
+	lock *os.File
 }
 
 // New returns the bin directory at path (which need not exist yet).
@@ -69,9 +77,9 @@ func (d *Dir) Lock() error {
 			return err
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	f, err := d.openLock()
 	if err != nil {
-		return d.writeErr(err)
+		return err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
@@ -80,8 +88,69 @@ func (d *Dir) Lock() error {
 		}
 		return fmt.Errorf("lock %s: %w", f.Name(), err)
 	}
+	// The lock of earlier versions, which anyone could open and hold.
+	if err := os.Remove(filepath.Join(d.Path, oldLockName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.Close()
+		return d.writeErr(err)
+	}
 	d.lock = f
-	return d.removeTemps()
+	if err := d.removeTemps(); err != nil {
+		return err
+	}
+	return d.repairPrevious()
+}
+
+// openLock opens the lock, creating PrivateDir (0700) and the lock (0600)
+// as needed. A lock or directory that others could open is replaced or
+// closed first: the lock by a new file renamed over it, so that a
+// descriptor someone opened before locks nothing that counts.
+func (d *Dir) openLock() (*os.File, error) {
+	priv := filepath.Join(d.Path, PrivateDir)
+	if err := os.Mkdir(priv, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, d.writeErr(err)
+	}
+	fi, err := os.Lstat(priv)
+	if err != nil {
+		return nil, err
+	}
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || st == nil || int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s is not a directory of uid %d: move it away and run claude-update again", priv, os.Geteuid())
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(priv, 0o700); err != nil {
+			return nil, d.writeErr(err)
+		}
+	}
+	p := filepath.Join(d.Path, LockName)
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, d.writeErr(err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode().IsRegular() && fi.Mode().Perm() == 0o600 && st != nil && int(st.Uid) == os.Geteuid() {
+			return f, nil
+		}
+		f.Close()
+		if attempt > 0 {
+			return nil, fmt.Errorf("%s is not a private lock file: move it away and run claude-update again", p)
+		}
+		tmp, err := os.CreateTemp(priv, "lock.*")
+		if err != nil {
+			return nil, d.writeErr(err)
+		}
+		tmp.Close()
+		if err := os.Rename(tmp.Name(), p); err != nil {
+			os.Remove(tmp.Name())
+			return nil, d.writeErr(err)
+		}
+	}
 }
 
 // Unlock releases the lock.
@@ -301,8 +370,11 @@ func (w *fileWriter) Write(p []byte) (int, error) {
 
 // Switch makes v current; f is claude.<v> open as verified (by Verify,
 // OpenHashed or Install), and the name must still lead to that file. The
-// old current version, if different, becomes the previous one.
-func (d *Dir) Switch(v release.Version, f *os.File) error {
+// old current version, if different, becomes the previous one. Two
+// symlinks cannot change in one rename, so the pair it is making is saved
+// in st (and the state file) first; a run killed between the renames
+// leaves claude.previous behind, and the next Lock repairs it from there.
+func (d *Dir) Switch(st *State, v release.Version, f *os.File) error {
 	if !d.Has(v) {
 		return fmt.Errorf("%s is not installed", d.Binary(v))
 	}
@@ -313,12 +385,51 @@ func (d *Dir) Switch(v release.Version, f *os.File) error {
 	if err != nil {
 		return err
 	}
+	prev, havePrev, err := d.PreviousVersion()
+	if err != nil {
+		return err
+	}
+	if ok && cur != v {
+		prev, havePrev = cur, true
+	}
+	st.Current, st.Previous = v.String(), ""
+	if havePrev {
+		st.Previous = prev.String()
+	}
+	if err := d.SaveState(st); err != nil {
+		return err
+	}
+	if err := d.link(Link, v); err != nil {
+		return err
+	}
 	if ok && cur != v {
 		if err := d.link(Previous, cur); err != nil {
 			return err
 		}
 	}
-	if err := d.link(Link, v); err != nil {
+	return d.syncDir()
+}
+
+// repairPrevious points claude.previous where the last Switch meant it to,
+// if claude is where that Switch pointed it and the run was killed before
+// the second rename.
+func (d *Dir) repairPrevious() error {
+	st, err := d.State()
+	if err != nil || st.Current == "" || st.Previous == "" {
+		return nil // a damaged state file is reported where it is read
+	}
+	cur, ok, err := d.Current()
+	if err != nil || !ok || cur.String() != st.Current {
+		return nil
+	}
+	want, err := release.ParseVersion(st.Previous)
+	if err != nil || !d.Has(want) {
+		return nil
+	}
+	if got, ok, err := d.target(Previous); err == nil && ok && got == want {
+		return nil
+	}
+	if err := d.link(Previous, want); err != nil {
 		return err
 	}
 	return d.syncDir()
@@ -335,8 +446,15 @@ func (d *Dir) link(name string, v release.Version) error {
 		os.Remove(tmp)
 		return d.writeErr(err)
 	}
+	if testHookRenamed != nil {
+		return testHookRenamed()
+	}
 	return nil
 }
+
+// testHookRenamed, if set, runs after each symlink rename; an error it
+// returns stops Switch there, as a kill would.
+var testHookRenamed func() error
 
 func (d *Dir) syncDir() error {
 	f, err := os.Open(d.Path)
@@ -401,8 +519,8 @@ func (d *Dir) Prune(keep int) ([]release.Version, error) {
 	return nil, nil
 }
 
-// Tidy removes what a killed run left behind (temporary files and smoke-test
-// homes) if the lock can be taken at once. It is for runs that otherwise only
+// Tidy removes what a killed run left behind (temporary files, and smoke-test
+// homes of earlier versions) if the lock can be taken at once. It is for runs that otherwise only
 // read (--list, --check), so it creates nothing and ignores every failure.
 func (d *Dir) Tidy() {
 	if d.Trusted && CheckTrusted(d.Path) != nil {
@@ -410,6 +528,10 @@ func (d *Dir) Tidy() {
 	}
 	f, err := os.OpenFile(filepath.Join(d.Path, LockName), os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 	if err != nil {
+		return
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode().Perm() != 0o600 {
+		f.Close()
 		return
 	}
 	defer f.Close()

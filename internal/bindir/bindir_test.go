@@ -114,7 +114,7 @@ func TestInstallFailureLeavesNothing(t *testing.T) {
 				t.Fatalf("Install() = %v, want boom", err)
 			}
 			ents, _ := os.ReadDir(dir)
-			if len(ents) != 1 || ents[0].Name() != LockName {
+			if len(ents) != 1 || ents[0].Name() != PrivateDir {
 				t.Errorf("dir holds %v, want only the lock", ents)
 			}
 		})
@@ -123,7 +123,7 @@ func TestInstallFailureLeavesNothing(t *testing.T) {
 
 func TestSwitchNeedsBinary(t *testing.T) {
 	d := New(t.TempDir())
-	if err := d.Switch(v1("2.1.5"), nil); err == nil || err.Error() != filepath.Join(d.Path, "claude.2.1.5")+" is not installed" {
+	if err := d.Switch(&State{Versions: map[string]Record{}}, v1("2.1.5"), nil); err == nil || err.Error() != filepath.Join(d.Path, "claude.2.1.5")+" is not installed" {
 		t.Fatalf("Switch(missing) = %v", err)
 	}
 }

@@ -40,6 +40,10 @@ type State struct {
 	BuildDate string `json:"buildDate,omitempty"`
 	// Hold is the version channel runs stay at, "" if none.
 	Hold string `json:"hold,omitempty"`
+	// Current and Previous are the versions the last switch pointed
+	// claude and claude.previous at, saved before the renames.
+	Current  string `json:"current,omitempty"`
+	Previous string `json:"previous,omitempty"`
 }
 
 // HighestVersion returns Highest parsed, or the zero Version.
@@ -87,7 +91,7 @@ func ParseState(data []byte) (*State, error) {
 			return nil, fmt.Errorf("record of %s: bad sha256 or size", k)
 		}
 	}
-	for _, v := range []string{s.Highest, s.Hold} {
+	for _, v := range []string{s.Highest, s.Hold, s.Current, s.Previous} {
 		if v != "" {
 			if _, err := release.ParseVersion(v); err != nil {
 				return nil, err

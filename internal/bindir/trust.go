@@ -7,15 +7,23 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
-// Owner is who owns a path and its mode, as CheckChain needs them.
+// Owner is who owns a path, its mode and its POSIX ACLs (the
+// system.posix_acl_access and, for a directory, system.posix_acl_default
+// extended attributes; nil when absent), as CheckTrusted needs them.
 type Owner struct {
-	UID  uint32
-	Mode os.FileMode
+	UID        uint32
+	Mode       os.FileMode
+	ACL        []byte
+	DefaultACL []byte
 }
 
-// statOwner is Lstat reduced to Owner.
+// statOwner is Lstat reduced to Owner, with the ACLs.
 func statOwner(path string) (Owner, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -25,7 +33,38 @@ func statOwner(path string) (Owner, error) {
 	if !ok {
 		return Owner{}, fmt.Errorf("lstat %s: no owner", path)
 	}
-	return Owner{UID: st.Uid, Mode: fi.Mode()}, nil
+	o := Owner{UID: st.Uid, Mode: fi.Mode()}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return o, nil
+	}
+	if o.ACL, err = xattr(path, "system.posix_acl_access"); err != nil {
+		return Owner{}, err
+	}
+	if fi.IsDir() {
+		if o.DefaultACL, err = xattr(path, "system.posix_acl_default"); err != nil {
+			return Owner{}, err
+		}
+	}
+	return o, nil
+}
+
+// xattr returns path's extended attribute name (not following a symlink),
+// nil if it has none or the file system keeps none.
+func xattr(path, name string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Lgetxattr(path, name, buf)
+		switch {
+		case errors.Is(err, unix.ENODATA) || errors.Is(err, unix.ENOTSUP):
+			return nil, nil
+		case errors.Is(err, unix.ERANGE):
+			buf = make([]byte, 2*len(buf))
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "getxattr " + name, Path: path, Err: err}
+		}
+		return buf[:n], nil
+	}
 }
 
 // CheckTrusted refuses a bin directory that someone other than root could
@@ -39,14 +78,31 @@ func CheckTrusted(path string) error {
 	return checkTrusted(path, statOwner, os.Readlink, 0)
 }
 
+// CheckTrustedFile applies the same rule to a file root is about to read as
+// configuration or run, what naming it in the error ("npmrc", "cafile"): the
+// file, every directory above it, every symlink on the way and where it
+// leads must be root's and writable by no one else, ACLs included. A path
+// that does not exist passes (opening it fails).
+func CheckTrustedFile(what, path string) error {
+	return checkTrustedAs(what, path, statOwner, os.Readlink, 0)
+}
+
 // checkTrusted is CheckTrusted with the file system as functions, for tests.
 func checkTrusted(path string, stat func(string) (Owner, error), readlink func(string) (string, error), depth int) error {
+	return checkTrustedAs("", path, stat, readlink, depth)
+}
+
+func checkTrustedAs(what, path string, stat func(string) (Owner, error), readlink func(string) (string, error), depth int) error {
+	name := what
+	if name == "" {
+		name = "bin dir"
+	}
 	if depth > 16 {
-		return fmt.Errorf("bin dir %s: too many levels of symbolic links", path)
+		return fmt.Errorf("%s %s: too many levels of symbolic links", name, quote.String(path))
 	}
 	path = filepath.Clean(path)
 	if !filepath.IsAbs(path) {
-		return fmt.Errorf("bin dir %s is not an absolute path", path)
+		return fmt.Errorf("%s %s is not an absolute path", name, quote.String(path))
 	}
 	// From / down, so that the first problem reported is the outermost.
 	var prefixes []string
@@ -63,21 +119,30 @@ func checkTrusted(path string, stat func(string) (Owner, error), readlink func(s
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("bin dir %s: %w", path, err)
+			return fmt.Errorf("%s %s: %w", name, path, err)
 		}
 		if msg := untrusted(o); msg != "" {
-			return &UntrustedError{Dir: path, Path: p, Problem: msg, Advice: advice(p, path, o)}
+			return &UntrustedError{What: what, Dir: path, Path: p, Problem: msg, Advice: advice(what, p, path, o)}
+		}
+		for _, a := range []struct {
+			acl []byte
+			def bool
+			fix string
+		}{{o.ACL, false, "setfacl -b "}, {o.DefaultACL, true, "setfacl -k "}} {
+			if msg := aclProblem(a.acl, a.def); msg != "" {
+				return &UntrustedError{What: what, Dir: path, Path: p, Problem: msg, Advice: a.fix + p}
+			}
 		}
 		if o.Mode&os.ModeSymlink != 0 {
 			t, err := readlink(p)
 			if err != nil {
-				return fmt.Errorf("bin dir %s: %w", path, err)
+				return fmt.Errorf("%s %s: %w", name, path, err)
 			}
 			if !filepath.IsAbs(t) {
 				t = filepath.Join(filepath.Dir(p), t)
 			}
 			rest := strings.TrimPrefix(path, p)
-			return checkTrusted(filepath.Join(t, rest), stat, readlink, depth+1)
+			return checkTrustedAs(what, filepath.Join(t, rest), stat, readlink, depth+1)
 		}
 	}
 	return nil
@@ -85,13 +150,18 @@ func checkTrusted(path string, stat func(string) (Owner, error), readlink func(s
 
 // UntrustedError is CheckTrusted's refusal: Path, the bin directory Dir
 // or a directory or symlink on the way to it, is Problem ("is owned by uid
-// 1000, not root"); Advice says what to do.
+// 1000, not root"); Advice says what to do. For CheckTrustedFile, What
+// names the file's role and Dir is the file.
 type UntrustedError struct {
-	Dir, Path, Problem, Advice string
+	What, Dir, Path, Problem, Advice string
 }
 
 func (e *UntrustedError) Error() string {
-	return fmt.Sprintf("bin dir %s is unsafe for root: %s %s: %s", e.Dir, e.Path, e.Problem, e.Advice)
+	what := e.What
+	if what == "" {
+		what = "bin dir"
+	}
+	return fmt.Sprintf("%s %s is unsafe for root: %s %s: %s", what, quote.String(e.Dir), quote.String(e.Path), e.Problem, e.Advice)
 }
 
 // untrusted says what is wrong with o, or "".
@@ -105,7 +175,10 @@ func untrusted(o Owner) string {
 	return ""
 }
 
-func advice(p, dir string, o Owner) string {
+func advice(what, p, dir string, o Owner) string {
+	if what != "" {
+		return "root reads only what root owns and only root can write"
+	}
 	if p == dir && o.Mode&os.ModeSymlink == 0 {
 		return fmt.Sprintf("chown root:root %s && chmod go-w %s, or set CLAUDE_SBX_BINDIR to a directory only root can write (such as /opt/claude/bin)", p, p)
 	}

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Options configure a Client. The zero value is usable.
@@ -36,6 +38,8 @@ type Options struct {
 	// Idle is how long a body may deliver nothing before the connection is
 	// dropped and the download resumed (default 60s).
 	Idle time.Duration
+	// Resolver, if set, resolves host names (tests).
+	Resolver *net.Resolver
 	// Logf, if set, reports retries.
 	Logf func(format string, args ...any)
 
@@ -44,7 +48,12 @@ type Options struct {
 	//
 	// RootCAs, if set, are the only roots trusted (SSL_CERT_FILE is then
 	// not read). Insecure skips certificate verification altogether.
-	RootCAs  *x509.CertPool
+	RootCAs *x509.CertPool
+	// Trust, if set (root), vets the CA file before it is read:
+	// SSL_CERT_FILE if it passes, else the first system bundle
+	// (SystemBundles) that passes; SSL_CERT_DIR is not read. A file it
+	// refuses is skipped with one line to Logf.
+	Trust    func(what, path string) error
 	Insecure bool
 	// Proxy replaces the proxies of the environment.
 	Proxy func(*http.Request) (*url.URL, error)
@@ -74,16 +83,36 @@ func New(o Options) (*Client, error) {
 	// Go reads SSL_CERT_FILE of the process environment by itself; reading
 	// it here too honours an injected environment and turns a bad file into
 	// a clear error instead of a silent fallback to the system roots.
-	if o.RootCAs != nil {
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	f := getenv("SSL_CERT_FILE")
+	if f != "" && o.RootCAs == nil && o.Trust != nil {
+		if err := o.Trust("SSL_CERT_FILE", f); err != nil {
+			logf("%v; skipped", err)
+			f = ""
+		}
+	}
+	switch {
+	case o.RootCAs != nil:
 		tlsConf.RootCAs = o.RootCAs
-	} else if f := getenv("SSL_CERT_FILE"); f != "" {
+	case f != "":
 		pem, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("SSL_CERT_FILE: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("SSL_CERT_FILE %s: no PEM certificates", f)
+			return nil, fmt.Errorf("SSL_CERT_FILE %s: no PEM certificates", quote.String(f))
+		}
+		tlsConf.RootCAs = pool
+	case o.Trust != nil:
+		// Never Go's own loading, which reads SSL_CERT_FILE and
+		// SSL_CERT_DIR from the environment unchecked.
+		pool, err := systemRoots(o.Trust, logf)
+		if err != nil {
+			return nil, err
 		}
 		tlsConf.RootCAs = pool
 	}
@@ -94,7 +123,7 @@ func New(o Options) (*Client, error) {
 	}
 	tr := &http.Transport{
 		Proxy:                 proxy,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Resolver: o.Resolver}).DialContext,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   20 * time.Second,
 		ResponseHeaderTimeout: 60 * time.Second,
@@ -110,7 +139,7 @@ func New(o Options) (*Client, error) {
 			Transport: rt,
 			CheckRedirect: func(req *http.Request, via []*http.Request) error {
 				if req.URL.Scheme != "https" {
-					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", req.URL.Redacted())}
+					return &policyError{fmt.Sprintf("refusing redirect to %s: not https", quote.String(req.URL.Redacted()))}
 				}
 				if len(via) >= 10 {
 					return errors.New("too many redirects")
@@ -136,6 +165,40 @@ func New(o Options) (*Client, error) {
 		c.logf = func(string, ...any) {}
 	}
 	return c, nil
+}
+
+// SystemBundles are the CA bundles Go's crypto/x509 looks for on Linux, in
+// its order.
+var SystemBundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt",                // Debian, Ubuntu, Gentoo, Arch
+	"/etc/pki/tls/certs/ca-bundle.crt",                  // Fedora, RHEL 6
+	"/etc/ssl/ca-bundle.pem",                            // openSUSE
+	"/etc/pki/tls/cacert.pem",                           // OpenELEC
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", // CentOS, RHEL 7
+	"/etc/ssl/cert.pem",                                 // Alpine
+}
+
+// systemRoots reads the first system bundle that trust passes and that
+// holds a certificate.
+func systemRoots(trust func(what, path string) error, logf func(string, ...any)) (*x509.CertPool, error) {
+	for _, f := range SystemBundles {
+		if _, err := os.Stat(f); err != nil {
+			continue
+		}
+		if err := trust("CA bundle", f); err != nil {
+			logf("%v; skipped", err)
+			continue
+		}
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		if pool.AppendCertsFromPEM(pem) {
+			return pool, nil
+		}
+	}
+	return nil, fmt.Errorf("no CA bundle that root can trust (%s): install ca-certificates or set SSL_CERT_FILE to a root-owned file", strings.Join(SystemBundles, ", "))
 }
 
 // authTransport sets the Authorization header of each request, redirects
@@ -167,7 +230,20 @@ type StatusError struct {
 	Code   int
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("GET %s: HTTP %s", e.URL, e.Status) }
+// Error quotes Status: its reason phrase is the server's text.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: HTTP %s", quote.String(e.URL), quote.String(e.Status))
+}
+
+// NotFoundError is a host name that does not resolve (NXDOMAIN, or no
+// such name in /etc/hosts and DNS): not retried.
+type NotFoundError struct {
+	URL, Host string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("GET %s: lookup %s: no such host (not retried: the name does not resolve on this network)", quote.String(e.URL), quote.String(e.Host))
+}
 
 // retryable reports whether a status may go away by itself.
 func retryable(code int) bool {
@@ -257,10 +333,10 @@ func (b *Body) Read(p []byte) (int, error) {
 			return 0, b.ctx.Err()
 		}
 		if b.resumes >= b.c.retries {
-			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", b.url, b.off, sizeString(b.size), b.cut, b.resumes)
+			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", quote.String(b.url), b.off, sizeString(b.size), b.cut, b.resumes)
 		}
 		b.resumes++
-		b.c.logf("GET %s: cut after %d bytes (%v); resuming", b.url, b.off, b.cut)
+		b.c.logf("GET %s: cut after %d bytes (%v); resuming", quote.String(b.url), b.off, b.cut)
 		b.closeResp()
 		if err := b.c.sleep(b.ctx, b.resumes); err != nil {
 			return 0, err
@@ -359,11 +435,16 @@ func (b *Body) try(off int64) (err error, retry bool) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
+		// A name that does not exist will not exist in a second either.
+		var de *net.DNSError
+		if errors.As(err, &de) && de.IsNotFound {
+			return &NotFoundError{URL: b.url, Host: de.Name}, false
+		}
 		// A certificate that does not verify will not verify next time,
 		// nor will a redirect we refuse.
 		var cve *tls.CertificateVerificationError
 		var pe *policyError
-		return fmt.Errorf("GET %s: %v", b.url, err), !errors.As(err, &cve) && !errors.As(err, &pe)
+		return fmt.Errorf("GET %s: %w", quote.String(b.url), err), !errors.As(err, &cve) && !errors.As(err, &pe)
 	}
 	fail := func(err error, retry bool) (error, bool) {
 		timer.Stop()
@@ -375,7 +456,7 @@ func (b *Body) try(off int64) (err error, retry bool) {
 	case off > 0 && resp.StatusCode == http.StatusPartialContent:
 		start, total, ok := contentRange(resp.Header.Get("Content-Range"))
 		if !ok || start != off || (b.size >= 0 && total >= 0 && total != b.size) {
-			return fail(fmt.Errorf("GET %s: bad Content-Range %q resuming at %d", b.url, resp.Header.Get("Content-Range"), off), false)
+			return fail(fmt.Errorf("GET %s: bad Content-Range %q resuming at %d", quote.String(b.url), resp.Header.Get("Content-Range"), off), false)
 		}
 	case resp.StatusCode == http.StatusOK:
 		if off > 0 {
@@ -383,10 +464,10 @@ func (b *Body) try(off int64) (err error, retry bool) {
 			// over and skip what the reader already has. A changed file
 			// fails the caller's checksum.
 			if resp.ContentLength >= 0 && b.size >= 0 && resp.ContentLength != b.size {
-				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", b.url, b.size, resp.ContentLength), false)
+				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", quote.String(b.url), b.size, resp.ContentLength), false)
 			}
 			if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
-				return fail(fmt.Errorf("GET %s: restarting: %v", b.url, err), true)
+				return fail(fmt.Errorf("GET %s: restarting: %v", quote.String(b.url), err), true)
 			}
 		} else {
 			b.size = resp.ContentLength

@@ -2,7 +2,10 @@ package download
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -121,5 +124,73 @@ func TestContentRange(t *testing.T) {
 		if s != tt.start || tot != tt.total || ok != tt.ok {
 			t.Errorf("contentRange(%q) = %d, %d, %v; want %d, %d, %v", tt.in, s, tot, ok, tt.start, tt.total, tt.ok)
 		}
+	}
+}
+
+// TestStatusQuoted: the reason phrase of an HTTP status is the server's
+// text; escape sequences in it reach root's terminal only quoted.
+func TestStatusQuoted(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		buf.WriteString("HTTP/1.1 403 \x1b]0;owned\x07\x1b[2J\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		buf.Flush()
+		conn.Close()
+	}))
+	srv.Config.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+	defer srv.Close()
+	_, err := client(t, srv).Get(context.Background(), srv.URL+"/x", 100, nil)
+	want := "GET " + srv.URL + `/x: HTTP "403 \x1b]0;owned\a\x1b[2J"`
+	if err == nil || err.Error() != want {
+		t.Errorf("Get() = %v, want %q", err, want)
+	}
+}
+
+// TestTrustCertFile: with Trust set (root), an SSL_CERT_FILE that Trust
+// refuses is skipped with one line, and the CAs come from a system bundle
+// that Trust passes, never from the refused file.
+func TestTrustCertFile(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644)
+	bundle := ""
+	for _, f := range SystemBundles {
+		if _, err := os.Stat(f); err == nil {
+			bundle = f
+			break
+		}
+	}
+	if bundle == "" {
+		t.Skip("no system CA bundle here")
+	}
+	var lines []string
+	c, err := New(Options{
+		Getenv: func(k string) string {
+			if k == "SSL_CERT_FILE" {
+				return ca
+			}
+			return ""
+		},
+		Trust: func(what, p string) error {
+			if p == ca {
+				return errors.New(what + " " + p + " is not root's")
+			}
+			return nil
+		},
+		Logf:    func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) },
+		Retries: 1, Backoff: time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "SSL_CERT_FILE " + ca + " is not root's; skipped"; len(lines) != 1 || lines[0] != want {
+		t.Errorf("lines = %q, want %q", lines, want)
+	}
+	_, err = c.Get(context.Background(), srv.URL+"/x", 100, nil)
+	if err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Errorf("Get() = %v, want the test CA untrusted", err)
 	}
 }

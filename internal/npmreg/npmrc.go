@@ -4,19 +4,18 @@
 //
 // The platform packages are @anthropic-ai/claude-code-linux-x64 (and
 // -linux-arm64, -linux-x64-musl, -linux-arm64-musl); each holds the same
-// binary as the release channel. No registry host is named here: the URL
-// always comes from the user's npm configuration or --registry.
+// binary as the release channel. The registry comes from --registry or
+// npm's configuration, read here (npm is never run), else npm's default.
 package npmreg
 
 import (
-	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Scope is the npm scope of the agent packages.
@@ -29,6 +28,10 @@ const MainPackage = Scope + "/claude-code"
 // Package returns the npm package for a release platform.
 func Package(platform string) string { return Scope + "/claude-code-" + platform }
 
+// DefaultRegistry is npm's own default, used when no configuration names
+// one (or the only configuration that does is skipped as untrusted).
+const DefaultRegistry = "https://registry.npmjs.org/"
+
 // Config is where Registry looks. The zero value of a field means "not
 // available".
 type Config struct {
@@ -40,56 +43,63 @@ type Config struct {
 	// sudo, $HOME may be the invoking user's, and a process running as
 	// that user must not choose what root installs.
 	Home string
-	// Npm runs `npm config get KEY` as the last resort; nil skips it.
-	Npm func(ctx context.Context, key string) (string, error)
+	// Default is the registry when none is configured; "" is
+	// DefaultRegistry.
+	Default string
+	// Trust, if set, vets every file before it is read (npmrc files,
+	// cafile) and the node whose installation gives the global npmrc; a
+	// file it refuses is skipped, with one line to Logf saying why. Root
+	// sets it to bindir.CheckTrustedFile.
+	Trust func(what, path string) error
+	// Logf reports what was skipped.
+	Logf func(format string, args ...any)
 }
+
+func (c Config) logf(format string, args ...any) {
+	if c.Logf != nil {
+		c.Logf(format, args...)
+	}
+}
+
+// registryKeys are the keys that name the registry, the scoped one first.
+var registryKeys = []string{Scope + ":registry", "registry"}
 
 // Registry returns the registry URL for the agent packages and where it
 // came from, in npm's order: the environment, the user npmrc, the global
-// npmrc ($PREFIX/etc/npmrc, then /etc/npmrc), then what `npm config get`
-// prints. In each place @anthropic-ai:registry wins over registry. The URL
-// must be https and ends with a slash.
-func Registry(ctx context.Context, c Config) (reg, from string, err error) {
-	getenv := c.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
+// npmrc ($PREFIX/etc/npmrc, then /etc/npmrc), then npm's default registry.
+// In each place @anthropic-ai:registry wins over registry. The URL must be
+// https and ends with a slash. npm itself is never run.
+func Registry(c Config) (reg, from string, err error) {
+	layers, err := c.layers()
+	if err != nil {
+		return "", "", err
 	}
-	keys := []string{Scope + ":registry", "registry"}
-	for _, k := range keys {
+	return c.registry(layers)
+}
+
+func (c Config) registry(layers []layer) (reg, from string, err error) {
+	getenv := c.getenv()
+	for _, k := range registryKeys {
 		for _, name := range []string{"npm_config_" + k, "NPM_CONFIG_" + strings.ToUpper(k)} {
 			if v := getenv(name); v != "" {
 				return checkURL(v, "environment variable "+name)
 			}
 		}
 	}
-	files := c.files()
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return "", "", fmt.Errorf("read npm config: %w", err)
+	for _, l := range layers {
+		if l.env {
+			continue
 		}
-		rc := ParseNpmrc(data, getenv)
-		for _, k := range keys {
-			if v := rc[k]; v != "" {
-				return checkURL(v, f)
+		for _, k := range registryKeys {
+			if v := l.values[k]; v != "" {
+				return checkURL(v, l.from)
 			}
 		}
 	}
-	if c.Npm != nil {
-		for _, k := range keys {
-			v, err := c.Npm(ctx, k)
-			if err != nil {
-				return "", "", fmt.Errorf("no npm registry configured (npm config get %s: %v): set npm_config_registry or pass --registry", k, err)
-			}
-			if v != "" && v != "undefined" {
-				return checkURL(v, "npm config get "+k)
-			}
-		}
+	if c.Default != "" {
+		return checkURL(c.Default, "npm's default")
 	}
-	return "", "", fmt.Errorf("no npm registry configured: set npm_config_registry, add registry=URL to ~/.npmrc, or pass --registry")
+	return DefaultRegistry, "npm's default", nil
 }
 
 // CheckURL validates a registry URL given on the command line.
@@ -101,12 +111,12 @@ func CheckURL(raw string) (string, error) {
 func checkURL(raw, from string) (string, string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", fmt.Errorf("registry %q from %s is not a plain URL", raw, from)
+		return "", "", fmt.Errorf("registry %s from %s is not a plain URL", strconv.Quote(raw), from)
 	}
 	// The packument carries the tarball's hash, so it must come over an
 	// authenticated channel.
 	if u.Scheme != "https" {
-		return "", "", fmt.Errorf("registry %s from %s is not https; claude-update needs https to trust the integrity hash", u.Redacted(), from)
+		return "", "", fmt.Errorf("registry %s from %s is not https; claude-update needs https to trust the integrity hash", quote.String(u.Redacted()), from)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -115,8 +125,12 @@ func checkURL(raw, from string) (string, string, error) {
 }
 
 // globalPrefix is npm's global prefix: npm_config_prefix, else PREFIX, else
-// two levels above the real path of node in PATH (/usr/bin/node gives /usr).
-func globalPrefix(getenv func(string) string) string {
+// two levels above the real path of the first node in PATH (/usr/bin/node
+// gives /usr). With Trust set, that node must pass it along its whole path:
+// a node that leads into a user's tree (nvm) gives no prefix, and only
+// /etc/npmrc is the global npmrc.
+func (c Config) globalPrefix() string {
+	getenv := c.getenv()
 	for _, k := range []string{"npm_config_prefix", "NPM_CONFIG_PREFIX", "PREFIX"} {
 		if v := getenv(k); v != "" {
 			return v
@@ -126,9 +140,16 @@ func globalPrefix(getenv func(string) string) string {
 		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, "node"))
+		node := filepath.Join(dir, "node")
+		p, err := filepath.EvalSymlinks(node)
 		if err != nil {
 			continue
+		}
+		if c.Trust != nil {
+			if err := c.Trust("node", node); err != nil {
+				c.logf("%v: npm's global prefix is not taken from it", err)
+				return ""
+			}
 		}
 		return filepath.Dir(filepath.Dir(p))
 	}
@@ -165,26 +186,5 @@ func expand(s string, getenv func(string) string) string {
 			b.WriteString(getenv(s[i+2 : i+j]))
 		}
 		s = s[i+j+1:]
-	}
-}
-
-// NpmConfigGet runs `npm config get key` with home as HOME and returns its
-// output, trimmed.
-func NpmConfigGet(home string, environ []string) func(ctx context.Context, key string) (string, error) {
-	return func(ctx context.Context, key string) (string, error) {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			return "", err
-		}
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "config", "get", key)
-		cmd.Env = append(environ, "HOME="+home)
-		cmd.Dir = "/" // no project .npmrc from the caller's directory
-		out, err := cmd.Output()
-		if err != nil {
-			return "", err
-		}
-		return strings.TrimSpace(string(out)), nil
 	}
 }

@@ -1,8 +1,8 @@
 package npmreg
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,19 +32,10 @@ func TestRegistry(t *testing.T) {
 	write("prefix/etc/npmrc", "registry=https://global.example/\n")
 	write("etc-npmrc", "registry=https://etc.example/\n")
 	prefix := filepath.Join(dir, "prefix")
-	npmSays := func(v string, err error) func(context.Context, string) (string, error) {
-		return func(_ context.Context, key string) (string, error) {
-			if key != "registry" {
-				return "undefined", nil
-			}
-			return v, err
-		}
-	}
 	tests := []struct {
 		name      string
 		env       map[string]string
 		home      string
-		npm       func(context.Context, string) (string, error)
 		want, src string
 		err       string
 	}{
@@ -56,17 +47,14 @@ func TestRegistry(t *testing.T) {
 		{name: "global npmrc under PREFIX", env: map[string]string{"PREFIX": prefix}, home: emptyHome, want: "https://global.example/", src: filepath.Join(prefix, "etc", "npmrc")},
 		{name: "explicit userconfig", env: map[string]string{"NPM_CONFIG_USERCONFIG": filepath.Join(dir, "etc-npmrc")}, home: home, want: "https://etc.example/", src: filepath.Join(dir, "etc-npmrc")},
 		{name: "explicit globalconfig", env: map[string]string{"NPM_CONFIG_GLOBALCONFIG": filepath.Join(dir, "etc-npmrc")}, home: emptyHome, want: "https://etc.example/", src: filepath.Join(dir, "etc-npmrc")},
-		{name: "npm config get", env: map[string]string{"PREFIX": emptyHome, "NPM_CONFIG_GLOBALCONFIG": filepath.Join(dir, "none")}, home: emptyHome, npm: npmSays("https://npm.example/", nil), want: "https://npm.example/", src: "npm config get registry"},
-		{name: "nothing", env: map[string]string{"NPM_CONFIG_GLOBALCONFIG": filepath.Join(dir, "none")}, home: emptyHome, err: "no npm registry configured: set npm_config_registry, add registry=URL to ~/.npmrc, or pass --registry"},
-		{name: "npm fails", env: map[string]string{"NPM_CONFIG_GLOBALCONFIG": filepath.Join(dir, "none")}, home: emptyHome, npm: npmSays("", errors.New("exec: \"npm\": executable file not found in $PATH")),
-			err: "no npm registry configured (npm config get registry: exec: \"npm\": executable file not found in $PATH): set npm_config_registry or pass --registry"},
+		{name: "nothing: npm's default", env: map[string]string{"NPM_CONFIG_GLOBALCONFIG": filepath.Join(dir, "none")}, home: emptyHome, want: DefaultRegistry, src: "npm's default"},
 		{name: "http refused", home: httpHome, err: "registry http://plain.example/ from " + filepath.Join(httpHome, ".npmrc") + " is not https; claude-update needs https to trust the integrity hash"},
 		{name: "credentials in URL refused", env: map[string]string{"npm_config_registry": "https://u:p@x.example/"}, err: `registry "https://u:p@x.example/" from environment variable npm_config_registry is not a plain URL`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			getenv := func(k string) string { return tt.env[k] }
-			got, src, err := Registry(context.Background(), Config{Getenv: getenv, Home: tt.home, Npm: tt.npm})
+			got, src, err := Registry(Config{Getenv: getenv, Home: tt.home})
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("Registry() = %q, %v; want error %q", got, err, tt.err)
@@ -80,16 +68,48 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-func TestNpmConfigGet(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/npm"); err != nil {
-		t.Skip("npm not installed")
+// TestRegistryTrust: with Trust set (root), an npmrc that Trust refuses is
+// skipped with one line, and so is the node a global prefix would come
+// from: the registry is then the next place's, or npm's default.
+func TestRegistryTrust(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	os.MkdirAll(home, 0o755)
+	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://user.example/\n"), 0o644)
+	nvm := filepath.Join(dir, "nvm", "bin")
+	os.MkdirAll(nvm, 0o755)
+	os.MkdirAll(filepath.Join(dir, "nvm", "etc"), 0o755)
+	os.WriteFile(filepath.Join(nvm, "node"), nil, 0o755)
+	os.WriteFile(filepath.Join(dir, "nvm", "etc", "npmrc"), []byte("registry=https://nvm.example/\n"), 0o644)
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	os.Symlink(filepath.Join(nvm, "node"), filepath.Join(bin, "node"))
+	var lines []string
+	c := Config{
+		Getenv: func(k string) string {
+			if k == "PATH" {
+				return bin
+			}
+			return ""
+		},
+		Home:  home,
+		Trust: func(what, p string) error { return errors.New(what + " " + p + " is not root's") },
+		Logf:  func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) },
 	}
-	// npm reads the npmrc of the HOME it is given.
-	home := t.TempDir()
-	os.WriteFile(filepath.Join(home, ".npmrc"), []byte("registry=https://from-home.example/\n"), 0o644)
-	got, err := NpmConfigGet(home, []string{"PATH=/usr/bin:/bin"})(context.Background(), "registry")
-	if err != nil || got != "https://from-home.example/" {
-		t.Fatalf("npm config get registry = %q, %v", got, err)
+	reg, from, err := Registry(c)
+	if err != nil || reg != DefaultRegistry || from != "npm's default" {
+		t.Errorf("Registry() = %q, %q, %v; want %q from npm's default", reg, from, err, DefaultRegistry)
+	}
+	want := []string{
+		"node " + filepath.Join(bin, "node") + " is not root's: npm's global prefix is not taken from it",
+		"npmrc " + filepath.Join(home, ".npmrc") + " is not root's; skipped",
+	}
+	// A file that does not exist is not vetted.
+	if _, err := os.Stat("/etc/npmrc"); err == nil {
+		want = append(want, "npmrc /etc/npmrc is not root's; skipped")
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
 

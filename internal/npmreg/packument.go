@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
@@ -56,9 +57,9 @@ func (p *Packument) Tag(tag string) (release.Version, error) {
 		}
 		sort.Strings(tags)
 		if tag == "stable" {
-			return release.Version{}, fmt.Errorf("npm has no stable channel: %s has no dist-tag \"stable\" (it has: %s); use latest, a version, or --source release for stable", p.Name, strings.Join(tags, ", "))
+			return release.Version{}, fmt.Errorf("npm has no stable channel: %s has no dist-tag \"stable\" (it has: %s); use latest, a version, or --source release for stable", p.Name, quoteAll(tags))
 		}
-		return release.Version{}, fmt.Errorf("%s has no dist-tag %q (it has: %s)", p.Name, tag, strings.Join(tags, ", "))
+		return release.Version{}, fmt.Errorf("%s has no dist-tag %q (it has: %s)", p.Name, tag, quoteAll(tags))
 	}
 	v, err := release.ParseVersion(s)
 	if err != nil {
@@ -161,4 +162,13 @@ func tagName(t string) string {
 		}
 	}
 	return t
+}
+
+// quoteAll joins names from the registry, each quoted if it needs to be.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = quote.String(n)
+	}
+	return strings.Join(q, ", ")
 }

@@ -3,9 +3,10 @@ package npmreg
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -68,6 +69,7 @@ func parseEntries(data []byte, getenv func(string) string) []rcEntry {
 // layer is one place npm reads configuration from.
 type layer struct {
 	from   string
+	env    bool // the environment, not a file
 	values map[string]string
 	cas    []string // ca[] entries
 }
@@ -95,7 +97,7 @@ func (c Config) files() []string {
 	} else if f := getenv("npm_config_globalconfig"); f != "" {
 		files = append(files, f)
 	} else {
-		if p := globalPrefix(getenv); p != "" {
+		if p := c.globalPrefix(); p != "" {
 			files = append(files, filepath.Join(p, "etc", "npmrc"))
 		}
 		files = append(files, "/etc/npmrc")
@@ -109,7 +111,7 @@ var settingKeys = []string{"cafile", "ca", "strict-ssl", "https-proxy", "proxy",
 
 func (c Config) layers() ([]layer, error) {
 	getenv := c.getenv()
-	env := layer{from: "the environment", values: map[string]string{}}
+	env := layer{from: "the environment", env: true, values: map[string]string{}}
 	for _, k := range settingKeys {
 		name := strings.ReplaceAll(k, "-", "_")
 		for _, n := range []string{"npm_config_" + name, "NPM_CONFIG_" + strings.ToUpper(name)} {
@@ -121,8 +123,8 @@ func (c Config) layers() ([]layer, error) {
 	}
 	layers := []layer{env}
 	for _, f := range c.files() {
-		data, err := os.ReadFile(f)
-		if os.IsNotExist(err) {
+		data, err := c.read("npmrc", f)
+		if errors.Is(err, errSkipped) || errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
@@ -141,21 +143,38 @@ func (c Config) layers() ([]layer, error) {
 	return layers, nil
 }
 
+// errSkipped is read's answer for a file that Trust refused.
+var errSkipped = errors.New("skipped")
+
+// read reads file p, what it is for messages, if Trust lets it. A file
+// that does not exist is not vetted: there is nothing to read.
+func (c Config) read(what, p string) ([]byte, error) {
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return os.ReadFile(p) // its own "open ...: no such file" error
+	}
+	if c.Trust != nil {
+		if err := c.Trust(what, p); err != nil {
+			c.logf("%v; skipped", err)
+			return nil, errSkipped
+		}
+	}
+	return os.ReadFile(p)
+}
+
 // Load reads the settings; registry, if not "", is the registry given on
 // the command line.
-func Load(ctx context.Context, c Config, registry string) (*Settings, error) {
+func Load(c Config, registry string) (*Settings, error) {
 	s := &Settings{tokens: map[string]string{}}
-	var err error
+	layers, err := c.layers()
+	if err != nil {
+		return nil, err
+	}
 	if registry != "" {
 		s.Registry, err = CheckURL(registry)
 		s.From = "--registry"
 	} else {
-		s.Registry, s.From, err = Registry(ctx, c)
+		s.Registry, s.From, err = c.registry(layers)
 	}
-	if err != nil {
-		return nil, err
-	}
-	layers, err := c.layers()
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +190,9 @@ func Load(ctx context.Context, c Config, registry string) (*Settings, error) {
 	for _, l := range layers {
 		var pem []byte
 		if f, ok := l.values["cafile"]; ok && f != "" {
-			if pem, err = os.ReadFile(f); err != nil {
+			if pem, err = c.read("cafile", f); errors.Is(err, errSkipped) {
+				continue
+			} else if err != nil {
 				return nil, fmt.Errorf("cafile from %s: %w", l.from, err)
 			}
 			s.CAFrom = "cafile " + f + " from " + l.from
@@ -244,12 +265,18 @@ func firstEnv(getenv func(string) string, names ...string) string {
 
 // Authorization returns "Bearer TOKEN" for a URL under a registry path
 // that has an _authToken, as npm matches them: //host[:port]/path/, then
-// each shorter path down to //host/. Other URLs get "".
+// each shorter path down to //host/. The path is first normalised as a
+// server may: percent-encoding decoded (%2e is a dot, %2f and %5c
+// separators), backslashes taken as slashes and dot segments resolved, so
+// that /npm/%2e%2e/x is matched as /x. Other URLs get "".
 func (s *Settings) Authorization(u *url.URL) string {
 	if u.Scheme != "https" || len(s.tokens) == 0 {
 		return ""
 	}
-	p := u.Path
+	p, ok := normalPath(u)
+	if !ok {
+		return ""
+	}
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		p = p[:i+1]
 	} else {
@@ -264,6 +291,41 @@ func (s *Settings) Authorization(u *url.URL) string {
 		}
 		p = p[:strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/')+1]
 	}
+}
+
+// normalPath returns u's path decoded and with dot segments resolved
+// (RFC 3986 5.2.4); ok is false if it does not decode.
+func normalPath(u *url.URL) (string, bool) {
+	p, err := url.PathUnescape(u.EscapedPath())
+	if err != nil {
+		return "", false
+	}
+	p = strings.ReplaceAll(p, `\`, "/")
+	var out []string
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch seg {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	p = strings.Join(out, "/")
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return p, true
 }
 
 // ProxyFunc returns the proxy function for https requests, or nil to leave

@@ -1,10 +1,10 @@
 package npmreg
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +24,18 @@ func TestAuthorization(t *testing.T) {
 		{"https://other.example/a/b/x", ""},
 		{"http://reg.example/npm/x", ""},
 		{"https://evil.example/npm/x", ""},
+		// What a server normalises outside the scope gets no token.
+		{"https://reg.example/npm/../x", ""},
+		{"https://reg.example/npm/%2e%2e/x", ""},
+		{"https://reg.example/npm/%2E%2e/x", ""},
+		{"https://reg.example/npm/.%2e/x", ""},
+		{"https://reg.example/npm/..%2fx", ""},
+		{"https://reg.example/npm/..%5cx", ""},
+		{"https://reg.example/npm/a/../../x", ""},
+		// Inside it, after normalisation, it does.
+		{"https://reg.example/npm/a/../x", "Bearer A"},
+		{"https://reg.example/npm/./x", "Bearer A"},
+		{"https://reg.example/x/../npm/y", "Bearer A"},
 	}
 	for _, tt := range tests {
 		u, _ := url.Parse(tt.url)
@@ -63,7 +75,7 @@ func TestLoadLayers(t *testing.T) {
 	os.WriteFile(user, []byte("registry=https://r.example/\n//r.example/:_authToken=user\nhttps-proxy=proxy.example:3128\n"), 0o644)
 	os.WriteFile(global, []byte("//r.example/:_authToken=global\n//g.example/:_authToken=g\nstrict-ssl=false\nnoproxy=a.example\n"), 0o644)
 	env := map[string]string{"NPM_CONFIG_USERCONFIG": user, "NPM_CONFIG_GLOBALCONFIG": global, "npm_config_noproxy": "b.example"}
-	s, err := Load(context.Background(), Config{Getenv: func(k string) string { return env[k] }}, "")
+	s, err := Load(Config{Getenv: func(k string) string { return env[k] }}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +95,31 @@ func TestLoadLayers(t *testing.T) {
 		t.Errorf("noproxy %q: the environment wins", s.NoProxy)
 	}
 	env["npm_config_https_proxy"] = "socks5://x"
-	if _, err := Load(context.Background(), Config{Getenv: func(k string) string { return env[k] }}, ""); err == nil || err.Error() != `https-proxy "socks5://x" from the environment is not an http or https proxy URL` {
+	if _, err := Load(Config{Getenv: func(k string) string { return env[k] }}, ""); err == nil || err.Error() != `https-proxy "socks5://x" from the environment is not an http or https proxy URL` {
 		t.Errorf("socks proxy: %v", err)
 	}
+}
+
+// FuzzAuthorization: a token for //reg.example/npm/ goes only to URLs whose
+// path, once normalised, is under /npm/.
+func FuzzAuthorization(f *testing.F) {
+	for _, p := range []string{"/npm/x", "/npm/../x", "/npm/%2e%2e/x", "/npm/..%2fx", "/x/../npm/y", "/npm/./a/../../b"} {
+		f.Add(p)
+	}
+	s := &Settings{tokens: map[string]string{"//reg.example/npm/": "A"}}
+	f.Fuzz(func(t *testing.T, p string) {
+		u, err := url.Parse("https://reg.example" + p)
+		if err != nil || u.Host != "reg.example" {
+			return
+		}
+		got := s.Authorization(u)
+		np, ok := normalPath(u)
+		under := ok && strings.HasPrefix(np, "/npm/")
+		if (got != "") != under {
+			t.Fatalf("Authorization(%s) = %q, normalised path %q (%v)", u, got, np, ok)
+		}
+		if strings.Contains(np, "/../") || strings.HasSuffix(np, "/..") || strings.Contains(np, "/./") {
+			t.Fatalf("normalPath(%s) = %q keeps a dot segment", u, np)
+		}
+	})
 }

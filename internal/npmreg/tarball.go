@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // BinaryPath is the agent binary inside a platform package's tarball.
@@ -30,6 +33,10 @@ type Limits struct {
 	Unpacked int64
 	// Why names where Unpacked comes from, for messages.
 	Why string
+	// Compressed is the tarball's size if the server gave it (0 if not):
+	// an entry more than MaxRatio times larger is refused from its header,
+	// before a byte of it is written.
+	Compressed int64
 }
 
 // LimitsFor returns the limits for a packument's dist.unpackedSize (0 if
@@ -56,11 +63,15 @@ func (e *limitError) Is(t error) bool { return t == ErrLimit }
 
 // Extract copies the regular file package/claude of the gzipped tarball r
 // to w and returns its size. It reads the whole archive: a second
-// package/claude is an error (tar would silently take the last one). Before
-// anything is written it checks the entry's size in the tar header against
-// l and calls start with it (to check free space); no entry may exceed l,
-// the whole archive may neither unpack to more than l allows nor take more
-// compressed bytes than l.Tarball(), nor expand by more than MaxRatio.
+// package/claude is an error (tar would silently take the last one), and so
+// is a sparse entry of any form (GNU type 'S', PAX GNU.sparse.*), whose
+// holes archive/tar expands into zeros that cost nothing in the archive.
+// Before anything is written it checks the entry's size in the tar header
+// against l (and against MaxRatio times l.Compressed, when known) and calls
+// start with it (to check free space); no entry may exceed l, the whole
+// archive may neither unpack to more than l allows nor take more compressed
+// bytes than l.Tarball(), and no write may take the bytes written beyond
+// MaxRatio times the compressed bytes read so far.
 func Extract(r io.Reader, w io.Writer, l Limits, start func(size int64) error) (int64, error) {
 	in := &countReader{r: r, max: l.Tarball(), l: l}
 	zr, err := gzip.NewReader(in)
@@ -81,6 +92,9 @@ func Extract(r io.Reader, w io.Writer, l Limits, start func(size int64) error) (
 		if err != nil {
 			return 0, in.wrap(err)
 		}
+		if sparse(h) {
+			return 0, &limitError{fmt.Sprintf("tarball: %s is a sparse file (tar --sparse): refusing it, a platform package has none", entryName(h.Name))}
+		}
 		if h.Size > l.Unpacked {
 			return 0, &limitError{fmt.Sprintf("tarball: %s is %d bytes, more than %d (%s)", entryName(h.Name), h.Size, l.Unpacked, l.Why)}
 		}
@@ -94,12 +108,15 @@ func Extract(r io.Reader, w io.Writer, l Limits, start func(size int64) error) (
 		if h.Typeflag != tar.TypeReg {
 			return 0, fmt.Errorf("tarball: %s is not a regular file", BinaryPath)
 		}
+		if l.Compressed > 0 && h.Size > ratioSlack && h.Size > MaxRatio*l.Compressed {
+			return 0, &limitError{fmt.Sprintf("tarball: %s is %d bytes, more than %d times the %d-byte tarball (a gzip bomb?)", BinaryPath, h.Size, MaxRatio, l.Compressed)}
+		}
 		if start != nil {
 			if err := start(h.Size); err != nil {
 				return 0, err
 			}
 		}
-		if n, err = io.Copy(w, tr); err != nil {
+		if n, err = io.Copy(&ratioWriter{w: w, in: in}, tr); err != nil {
 			return 0, in.wrap(err)
 		}
 	}
@@ -113,17 +130,43 @@ func Extract(r io.Reader, w io.Writer, l Limits, start func(size int64) error) (
 	return n, nil
 }
 
-// entryName quotes an entry name from the archive for a message.
-func entryName(name string) string {
-	for _, c := range name {
-		if c < ' ' || c == 0x7f {
-			return fmt.Sprintf("%q", name)
+// sparse reports whether h is a sparse entry in any of tar's forms.
+func sparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
 		}
 	}
-	if len(name) > 100 {
-		return fmt.Sprintf("%q...", name[:100])
+	return false
+}
+
+// ratioWriter refuses a write that would take the bytes written beyond
+// MaxRatio times the compressed bytes read (after the first ratioSlack):
+// it counts what reaches the file, holes and all, before it gets there.
+type ratioWriter struct {
+	w  io.Writer
+	in *countReader
+	n  int64
+}
+
+func (r *ratioWriter) Write(p []byte) (int, error) {
+	if next := r.n + int64(len(p)); next > ratioSlack && next > MaxRatio*r.in.n {
+		return 0, &limitError{fmt.Sprintf("tarball: unpacks to more than %d times its compressed size (a gzip bomb?)", MaxRatio)}
 	}
-	return name
+	n, err := r.w.Write(p)
+	r.n += int64(n)
+	return n, err
+}
+
+// entryName quotes an entry name from the archive for a message.
+func entryName(name string) string {
+	if len(name) > 100 {
+		return quote.String(name[:100]) + "..."
+	}
+	return quote.String(name)
 }
 
 // countReader counts compressed bytes and stops at max.

@@ -31,23 +31,18 @@ type Version struct {
 const maxVersionLen = 64
 
 // ParseVersion parses s. Upstream documents versions as
-// ^\d+\.\d+\.\d+(-\S+)?$; this is stricter: no leading zeros, at most 9
-// digits a number, and a suffix of [0-9A-Za-z.-] only, because the version
-// becomes part of a file name (claude.<version>) and of URLs.
+// ^\d+\.\d+\.\d+(-\S+)?$; this is stricter, semantic versioning 2.0.0
+// without build metadata: no leading zeros, at most 9 digits a number, and
+// a pre-release of dot-separated, non-empty [0-9A-Za-z-] identifiers (the
+// numeric ones without leading zeros), because the version becomes part of
+// a file name (claude.<version>) and of URLs.
 func ParseVersion(s string) (Version, error) {
 	if len(s) == 0 || len(s) > maxVersionLen {
 		return Version{}, fmt.Errorf("invalid version %q", s)
 	}
 	core, pre, hasPre := strings.Cut(s, "-")
-	if hasPre {
-		if pre == "" {
-			return Version{}, fmt.Errorf("invalid version %q", s)
-		}
-		for _, c := range pre {
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '-') {
-				return Version{}, fmt.Errorf("invalid version %q", s)
-			}
-		}
+	if hasPre && !validPre(pre) {
+		return Version{}, fmt.Errorf("invalid version %q", s)
 	}
 	parts := strings.Split(core, ".")
 	if len(parts) != 3 {
@@ -66,6 +61,26 @@ func ParseVersion(s string) (Version, error) {
 		n[i], _ = strconv.Atoi(p)
 	}
 	return Version{Major: n[0], Minor: n[1], Patch: n[2], Pre: pre}, nil
+}
+
+// validPre reports whether pre is a semantic-versioning pre-release.
+func validPre(pre string) bool {
+	for _, id := range strings.Split(pre, ".") {
+		if id == "" {
+			return false
+		}
+		numeric := true
+		for _, c := range id {
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-') {
+				return false
+			}
+			numeric = numeric && c >= '0' && c <= '9'
+		}
+		if numeric && len(id) > 1 && id[0] == '0' {
+			return false
+		}
+	}
+	return true
 }
 
 // String returns the version as ParseVersion accepts it.

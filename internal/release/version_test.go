@@ -27,6 +27,13 @@ func TestParseVersion(t *testing.T) {
 		{"too many digits", "2.1.1234567890", Version{}, false},
 		{"sign", "2.+1.1", Version{}, false},
 		{"too long", "2.1.1-" + string(make([]byte, 70)), Version{}, false},
+		{"dots only", "2.1.201-..", Version{}, false},
+		{"empty identifier", "2.1.1-a..b", Version{}, false},
+		{"leading dot", "2.1.1-.a", Version{}, false},
+		{"trailing dot", "2.1.1-a.", Version{}, false},
+		{"numeric identifier with leading zero", "2.1.1-01", Version{}, false},
+		{"zero identifier", "2.1.1-0", Version{2, 1, 1, "0"}, true},
+		{"alphanumeric with leading zero", "2.1.1-0a", Version{2, 1, 1, "0a"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,81 @@
+package bindir
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// agentFile writes a script answering --version as version v would, and
+// returns it open read-only, as Smoke gets it.
+func agentFile(t *testing.T, v string) *os.File {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+v+" (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// TestSmokeBwrapCannotSetUp: a bwrap that cannot set up here (it says so
+// as bwrap does) is reported in one line and the binary runs confined
+// without it.
+func TestSmokeBwrapCannotSetUp(t *testing.T) {
+	dir := testutil.RootOwnedDir(t)
+	fake := filepath.Join(dir, "bwrap")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := bwrapPaths
+	bwrapPaths = []string{fake}
+	defer func() { bwrapPaths = old }()
+	var lines []string
+	d := New(t.TempDir())
+	d.Logf = func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
+	if err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5")); err != nil {
+		t.Fatalf("Smoke() = %v", err)
+	}
+	want := "smoke test: " + fake + ": bwrap: No permissions to create new namespace; running it without bwrap"
+	if strings.Join(lines, "\n") != want {
+		t.Errorf("lines = %q, want %q", lines, want)
+	}
+}
+
+// TestSmokeUntrustedBwrap: as root, a bwrap that others could replace is
+// not run; one line says so.
+func TestSmokeUntrustedBwrap(t *testing.T) {
+	testutil.RequireRoot(t)
+	dir := testutil.RootOwnedDir(t)
+	fake := filepath.Join(dir, "bwrap")
+	marker := filepath.Join(t.TempDir(), "ran")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\ntouch "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(fake, 0o777)
+	old := bwrapPaths
+	bwrapPaths = []string{fake}
+	defer func() { bwrapPaths = old }()
+	var lines []string
+	d := New(t.TempDir())
+	d.Logf = func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
+	if err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5")); err != nil {
+		t.Fatalf("Smoke() = %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the group- and world-writable bwrap ran")
+	}
+	want := "bwrap " + fake + " is unsafe for root: " + fake + " is writable by group or others (-rwxrwxrwx): root reads only what root owns and only root can write; skipped"
+	if strings.Join(lines, "\n") != want {
+		t.Errorf("lines = %q, want %q", lines, want)
+	}
+}

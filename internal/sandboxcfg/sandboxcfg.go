@@ -353,7 +353,7 @@ func check(name string, args []string, known func(string) bool) error {
 				return fmt.Errorf("%s: off stands alone", name)
 			case a == ToolchainsAuto && i == 0:
 			case a == ToolchainsAuto:
-				return fmt.Errorf("%s: auto comes first: want toolchains auto DIR...", name)
+				return fmt.Errorf("%s: auto must be the first word", name)
 			default:
 				if err := paths([]string{a}); err != nil {
 					return err

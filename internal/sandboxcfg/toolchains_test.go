@@ -27,7 +27,7 @@ func TestToolchainsDirective(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
 		{"toolchains\n", "c:1: toolchains: missing argument: want toolchains auto|off|DIR..."},
 		{"toolchains off auto\n", "c:1: toolchains: off stands alone"},
-		{"toolchains /x auto\n", "c:1: toolchains: auto comes first: want toolchains auto DIR..."},
+		{"toolchains /x auto\n", "c:1: toolchains: auto must be the first word"},
 		{"toolchains bin\n", `c:1: toolchains: "bin" is not an absolute path (start it with /, ~/ or $HOME)`},
 	} {
 		_, err := Parse([]byte(tt.in), Options{Name: "c"})

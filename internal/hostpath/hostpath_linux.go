@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -95,9 +96,84 @@ type Error struct {
 func (e *Error) Error() string { return quote.String(e.Path) + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Open walks the absolute path from "/". A final symlink is followed when
-// followLast is true, else it is opened itself.
+// Open opens the absolute path, following no symlink but through the walk
+// (which records it as a hop). A final symlink is followed when followLast
+// is true, else it is opened itself.
 func Open(path string, followLast bool) (*Resolved, error) {
+	if r := openWhole(path, followLast); r != nil {
+		return r, nil
+	}
+	return walk(path, followLast)
+}
+
+// noOpenat2 is set once the kernel has said it has no openat2 (before
+// 5.6) or a seccomp filter denies it.
+var noOpenat2 atomic.Bool
+
+// openWhole opens a clean absolute path with no symlink on the way in two
+// opens: its directory in one openat2 that refuses every symlink, then the
+// last component in that directory as the walk opens it. It returns nil
+// when the walk must do the work: the path is not clean, a symlink is on
+// the way (the walk records it), the kernel has no openat2, or anything
+// fails (the walk names the component that does).
+func openWhole(path string, followLast bool) *Resolved {
+	if noOpenat2.Load() || !strings.HasPrefix(path, "/") || path == "/" || !clean(path) {
+		return nil
+	}
+	i := strings.LastIndexByte(path, '/')
+	dir, name := path[:i], path[i+1:]
+	if dir == "" {
+		dir = "/"
+	}
+	fd, err := openat2(dir)
+	if err != nil {
+		if err == unix.ENOSYS || err == unix.EPERM {
+			noOpenat2.Store(true)
+		}
+		return nil
+	}
+	parent := os.NewFile(uintptr(fd), dir)
+	f, err := openat(fd, name)
+	if err != nil {
+		parent.Close()
+		return nil
+	}
+	r := &Resolved{File: f, Path: path, Parent: parent}
+	if err := unix.Fstat(int(f.Fd()), &r.Stat); err != nil || (followLast && r.IsSymlink()) {
+		r.Close()
+		return nil
+	}
+	return r
+}
+
+// openat2 opens the directory dir (absolute) without following any
+// symlink on the way, the last component included.
+func openat2(dir string) (int, error) {
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	for {
+		fd, err := unix.Openat2(unix.AT_FDCWD, dir, &how)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// clean reports whether the absolute path p has no empty, "." or ".."
+// component and no trailing slash.
+func clean(p string) bool {
+	for _, c := range strings.Split(p[1:], "/") {
+		if c == "" || c == "." || c == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+// walk opens the absolute path one component at a time from "/".
+func walk(path string, followLast bool) (*Resolved, error) {
 	if !strings.HasPrefix(path, "/") {
 		return nil, &Error{path, errors.New("not an absolute path")}
 	}

@@ -2,6 +2,7 @@ package hostpath
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 // tree makes, under a fresh directory, dirs (ending in /), files and
@@ -167,5 +170,156 @@ func TestChild(t *testing.T) {
 	}
 	if _, err := p.Child("missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Child(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+// requireOpenat2 skips (fails in CI) unless the kernel has openat2.
+func requireOpenat2(t *testing.T) {
+	t.Helper()
+	fd, err := openat2("/")
+	if err != nil {
+		testutil.Missing(t, "openat2: %v (Linux 5.6 has it)", err)
+		return
+	}
+	unix.Close(fd)
+}
+
+// describe returns what a caller of Open sees of a result: the path, the
+// file, the directory holding it, the hops, or the error.
+func describe(t *testing.T, root string, r *Resolved, err error) string {
+	t.Helper()
+	if err != nil {
+		rel := strings.Replace(err.Error(), root, "ROOT", 1)
+		var errno unix.Errno
+		errors.As(err, &errno)
+		return fmt.Sprintf("error %q (%d)", rel, errno)
+	}
+	defer r.Close()
+	parent, err := Stat(r.Parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hops []string
+	for _, h := range r.Hops {
+		id, _ := Stat(h.Dir)
+		hops = append(hops, fmt.Sprintf("%s in %v", strings.TrimPrefix(h.Path, root), id))
+	}
+	return fmt.Sprintf("%s %v mode %o parent %v hops %v", strings.TrimPrefix(r.Path, root), r.ID(), r.Stat.Mode, parent, hops)
+}
+
+// TestOpenWholeAsTheWalk checks that resolving a whole path in one
+// openat2 gives the caller what the component walk gives: the same file,
+// directory and path, every symlink on the way as a hop (so that a caller
+// refuses a link in a writable place as before), and the same error
+// naming the same component.
+func TestOpenWholeAsTheWalk(t *testing.T) {
+	requireOpenat2(t)
+	root := tree(t, "a/b/", "a/b/f", "a/rel -> b", "a/up -> ../a/b/f",
+		"loop -> loop", "a/dangling -> nowhere", "a/chain -> rel")
+	if err := os.Symlink(filepath.Join(root, "a/b"), filepath.Join(root, "a/abs")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path       string
+		followLast bool
+		// whole: the path takes the openat2 route (no symlink on the
+		// way, clean, nothing fails).
+		whole bool
+	}{
+		{"a/b/f", true, true},
+		{"a/b/f", false, true},
+		{"a/b", true, true},
+		{"a", true, true},
+		{"a/rel", false, true},
+		{"a/rel", true, false},
+		{"a/rel/f", true, false},
+		{"a/abs/f", true, false},
+		{"a/abs/f", false, false},
+		{"a/up", true, false},
+		{"a/chain/f", true, false},
+		{"a/b/../b/./f", true, false},
+		{"a//b/f", true, false},
+		{"a/b/", true, false},
+		{"loop", true, false},
+		{"loop/x", true, false},
+		{"a/dangling", true, false},
+		{"a/dangling", false, true},
+		{"a/missing/x", true, false},
+		{"a/b/missing", true, false},
+		{"a/b/f/x", true, false},
+		{"a/rel/missing", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s,%v", tt.path, tt.followLast), func(t *testing.T) {
+			path := root + "/" + tt.path
+			w := openWhole(path, tt.followLast)
+			if (w != nil) != tt.whole {
+				t.Errorf("openWhole(%q) took the openat2 route: %v, want %v", tt.path, w != nil, tt.whole)
+			}
+			if w != nil {
+				if len(w.Hops) != 0 {
+					t.Errorf("openWhole(%q) has hops %v", tt.path, w.Hops)
+				}
+				w.Close()
+			}
+			r, err := Open(path, tt.followLast)
+			got := describe(t, root, r, err)
+			r, err = walk(path, tt.followLast)
+			want := describe(t, root, r, err)
+			if got != want {
+				t.Errorf("Open(%q, %v) = %s, the walk gives %s", tt.path, tt.followLast, got, want)
+			}
+		})
+	}
+}
+
+// TestOpenWholeRefusesEverySymlink checks the openat2 route against a
+// symlink at each place of a path: it never resolves one itself, so the
+// walk records it.
+func TestOpenWholeRefusesEverySymlink(t *testing.T) {
+	requireOpenat2(t)
+	root := tree(t, "d/e/f/", "d/e/f/g", "l1 -> d", "d/l2 -> e", "d/e/l3 -> f", "d/e/f/l4 -> g")
+	for _, p := range []string{"l1/e/f/g", "d/l2/f/g", "d/e/l3/g", "d/e/f/l4"} {
+		if r := openWhole(root+"/"+p, true); r != nil {
+			r.Close()
+			t.Errorf("openWhole(%q) resolved a symlink", p)
+		}
+		r, err := Open(root+"/"+p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Hops) != 1 || r.Path != root+"/d/e/f/g" {
+			t.Errorf("Open(%q) = %q hops %v, want d/e/f/g through one hop", p, r.Path, r.Hops)
+		}
+		r.Close()
+	}
+	// A magic link (/proc/self/root) on the way is not followed either.
+	if r := openWhole("/proc/self/root/etc", true); r != nil {
+		r.Close()
+		t.Errorf("openWhole(/proc/self/root/etc) followed a magic link")
+	}
+}
+
+// BenchmarkOpen compares the component walk with one openat2 on a path of
+// a few components without symlinks, such as the launcher's bind sources.
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	path, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bm := range []struct {
+		name string
+		open func(string, bool) (*Resolved, error)
+	}{{"walk", walk}, {"openat2", Open}} {
+		b.Run(bm.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				r, err := bm.open(path, true)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
 	}
 }

@@ -100,8 +100,8 @@ func (e *Error) Unwrap() error { return e.Err }
 // (which records it as a hop). A final symlink is followed when followLast
 // is true, else it is opened itself.
 func Open(path string, followLast bool) (*Resolved, error) {
-	if r := openWhole(path, followLast); r != nil {
-		return r, nil
+	if r, err := openWhole(path, followLast); r != nil || err != nil {
+		return r, err
 	}
 	return walk(path, followLast)
 }
@@ -112,13 +112,14 @@ var noOpenat2 atomic.Bool
 
 // openWhole opens a clean absolute path with no symlink on the way in two
 // opens: its directory in one openat2 that refuses every symlink, then the
-// last component in that directory as the walk opens it. It returns nil
-// when the walk must do the work: the path is not clean, a symlink is on
-// the way (the walk records it), the kernel has no openat2, or anything
-// fails (the walk names the component that does).
-func openWhole(path string, followLast bool) *Resolved {
+// last component in that directory as the walk opens it (so a failure
+// there is the walk's, on the same component). It returns nil, nil when
+// the walk must do the work: the path is not clean, a symlink is on the
+// way (the walk records it), the kernel has no openat2, or the directory
+// cannot be opened (the walk names the component that fails).
+func openWhole(path string, followLast bool) (*Resolved, error) {
 	if noOpenat2.Load() || !strings.HasPrefix(path, "/") || path == "/" || !clean(path) {
-		return nil
+		return nil, nil
 	}
 	i := strings.LastIndexByte(path, '/')
 	dir, name := path[:i], path[i+1:]
@@ -130,20 +131,20 @@ func openWhole(path string, followLast bool) *Resolved {
 		if err == unix.ENOSYS || err == unix.EPERM {
 			noOpenat2.Store(true)
 		}
-		return nil
+		return nil, nil
 	}
 	parent := os.NewFile(uintptr(fd), dir)
 	f, err := openat(fd, name)
 	if err != nil {
 		parent.Close()
-		return nil
+		return nil, &Error{path, err}
 	}
 	r := &Resolved{File: f, Path: path, Parent: parent}
 	if err := unix.Fstat(int(f.Fd()), &r.Stat); err != nil || (followLast && r.IsSymlink()) {
 		r.Close()
-		return nil
+		return nil, nil
 	}
-	return r
+	return r, nil
 }
 
 // openat2 opens the directory dir (absolute) without following any

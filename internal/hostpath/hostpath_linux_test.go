@@ -245,16 +245,17 @@ func TestOpenWholeAsTheWalk(t *testing.T) {
 		{"a/dangling", true, false},
 		{"a/dangling", false, true},
 		{"a/missing/x", true, false},
-		{"a/b/missing", true, false},
+		{"a/b/missing", true, true},
+		{"a/b/missing", false, true},
 		{"a/b/f/x", true, false},
 		{"a/rel/missing", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s,%v", tt.path, tt.followLast), func(t *testing.T) {
 			path := root + "/" + tt.path
-			w := openWhole(path, tt.followLast)
-			if (w != nil) != tt.whole {
-				t.Errorf("openWhole(%q) took the openat2 route: %v, want %v", tt.path, w != nil, tt.whole)
+			w, werr := openWhole(path, tt.followLast)
+			if took := w != nil || werr != nil; took != tt.whole {
+				t.Errorf("openWhole(%q) took the openat2 route: %v, want %v", tt.path, took, tt.whole)
 			}
 			if w != nil {
 				if len(w.Hops) != 0 {
@@ -280,7 +281,7 @@ func TestOpenWholeRefusesEverySymlink(t *testing.T) {
 	requireOpenat2(t)
 	root := tree(t, "d/e/f/", "d/e/f/g", "l1 -> d", "d/l2 -> e", "d/e/l3 -> f", "d/e/f/l4 -> g")
 	for _, p := range []string{"l1/e/f/g", "d/l2/f/g", "d/e/l3/g", "d/e/f/l4"} {
-		if r := openWhole(root+"/"+p, true); r != nil {
+		if r, _ := openWhole(root+"/"+p, true); r != nil {
 			r.Close()
 			t.Errorf("openWhole(%q) resolved a symlink", p)
 		}
@@ -294,7 +295,7 @@ func TestOpenWholeRefusesEverySymlink(t *testing.T) {
 		r.Close()
 	}
 	// A magic link (/proc/self/root) on the way is not followed either.
-	if r := openWhole("/proc/self/root/etc", true); r != nil {
+	if r, _ := openWhole("/proc/self/root/etc", true); r != nil {
 		r.Close()
 		t.Errorf("openWhole(/proc/self/root/etc) followed a magic link")
 	}

@@ -92,7 +92,6 @@ func TestLockReplacesOpenLock(t *testing.T) {
 	if err := os.MkdirAll(priv, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var held []*os.File
 	for _, name := range []string{oldLockName, LockName} {
 		p := filepath.Join(d.Path, name)
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
@@ -107,7 +106,6 @@ func TestLockReplacesOpenLock(t *testing.T) {
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			t.Fatal(err)
 		}
-		held = append(held, f)
 	}
 	if err := d.Lock(); err != nil {
 		t.Fatalf("Lock() with an old descriptor flocked = %v", err)

@@ -120,7 +120,10 @@ func interrupted(ctx context.Context, err error) error {
 	if err == nil || !errors.As(context.Cause(ctx), &ie) {
 		return err
 	}
-	return &multicall.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%v; temporary files removed, nothing changed", ie)}
+	// The run's own error is dropped on purpose: it is only the
+	// cancellation the signal caused ("context canceled" from wherever the
+	// run was), and the signal says more.
+	return &multicall.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%w; temporary files removed, nothing changed", ie)}
 }
 
 func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) error {
@@ -425,7 +428,7 @@ func (u *updater) rollback(ctx context.Context) error {
 	}
 	bin, err := u.dir.Verify(prev, rec)
 	if errors.Is(err, bindir.ErrMismatch) {
-		return fmt.Errorf("%v: install it again with claude-update %s", err, prev)
+		return fmt.Errorf("%w: install it again with claude-update %s", err, prev)
 	}
 	if err != nil {
 		return err

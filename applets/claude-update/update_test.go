@@ -308,7 +308,7 @@ func TestCheck(t *testing.T) {
 	f.assertUnchanged(before)
 	f.channel("latest", "<html>")
 	_, code, msg = f.runCode("--check")
-	if want := f.base + `/latest: not a version: "<html>" (a captive portal or proxy page?)`; code != 1 || msg != want {
+	if want := f.base + `/latest: not a version: <html> (a captive portal or proxy page?)`; code != 1 || msg != want {
 		t.Errorf("--check = %d, %q; want 1, %q", code, msg, want)
 	}
 }
@@ -401,7 +401,7 @@ func TestFailures(t *testing.T) {
 				r.manifest = f.manifestJSON(f.newRel("2.1.95"))
 				f.publish(r)
 			},
-			want: func(f *fixture) string { return `manifest.json of 2.1.100 is for version "2.1.95"` },
+			want: func(f *fixture) string { return `manifest.json of 2.1.100 is for version 2.1.95` },
 		},
 		{
 			name: "checksum wrong",
@@ -467,7 +467,7 @@ func TestFailures(t *testing.T) {
 				f.publish(r)
 			},
 			want: func(f *fixture) string {
-				return `smoke test of 2.1.100 failed: --version printed "2.1.99 (Claude Code)", want "2.1.100 (Claude Code)"`
+				return `smoke test of 2.1.100 failed: --version printed 2.1.99 (Claude Code), want 2.1.100 (Claude Code)`
 			},
 		},
 		{

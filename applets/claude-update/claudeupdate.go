@@ -27,6 +27,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
@@ -51,6 +52,7 @@ type env struct {
 	euid        func() int
 	free        func() (int64, error) // tests: the bin dir's free space
 	resolver    *net.Resolver         // tests: the DNS resolver
+	conf        string                // the configuration file ("": none)
 }
 
 func defaultEnv() env {
@@ -63,6 +65,7 @@ func defaultEnv() env {
 		npmHome:     npmHome,
 		terminal:    isTerminal,
 		euid:        os.Geteuid,
+		conf:        filepath.Join(buildinfo.Sysconfdir, confName),
 	}
 }
 
@@ -120,7 +123,10 @@ func interrupted(ctx context.Context, err error) error {
 	if err == nil || !errors.As(context.Cause(ctx), &ie) {
 		return err
 	}
-	return &multicall.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%v; temporary files removed, nothing changed", ie)}
+	// The run's own error is dropped on purpose: it is only the
+	// cancellation the signal caused ("context canceled" from wherever the
+	// run was), and the signal says more.
+	return &multicall.ExitError{Code: 128 + int(ie.sig), Err: fmt.Errorf("%w; temporary files removed, nothing changed", ie)}
 }
 
 func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) error {
@@ -155,6 +161,17 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 			return err
 		}
 	}
+	// Only the modes that fetch read the configuration file: a broken one
+	// must not stand in the way of --rollback or --list.
+	var c conf
+	if !f.List && !f.Hold && !f.Unhold && !f.Rollback {
+		if c, err = loadConf(e.conf, u.trust(), u.warnf); err != nil {
+			return err
+		}
+	}
+	if err := f.setSource(c); err != nil {
+		return err
+	}
 	switch {
 	case f.List:
 		return u.list()
@@ -170,15 +187,18 @@ func runEnv(ctx context.Context, args []string, stdio multicall.Stdio, e env) er
 	}
 	var nf *download.NotFoundError
 	if f.Source == "release" && errors.As(err, &nf) {
-		return fmt.Errorf("%w; %s", err, npmHint)
+		return fmt.Errorf("%w; %s", err, npmHint(e.conf))
 	}
 	return err
 }
 
 // npmHint ends the failure of a run whose release host does not resolve:
 // networks that block downloads.claude.ai often reach the npm registry.
-const npmHint = "claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); " +
-	"to make that the default, run claude-update --source npm wherever you run it (alias, cron job)"
+// conf is the configuration file that can make npm the default.
+func npmHint(conf string) string {
+	return "claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); " +
+		"to make that the default, add the line \"source npm\" to " + quote.String(conf) + " (owned by root, writable by no one else)"
+}
 
 func (u *updater) modes(ctx context.Context) error {
 	if u.f.Rollback {
@@ -425,7 +445,7 @@ func (u *updater) rollback(ctx context.Context) error {
 	}
 	bin, err := u.dir.Verify(prev, rec)
 	if errors.Is(err, bindir.ErrMismatch) {
-		return fmt.Errorf("%v: install it again with claude-update %s", err, prev)
+		return fmt.Errorf("%w: install it again with claude-update %s", err, prev)
 	}
 	if err != nil {
 		return err

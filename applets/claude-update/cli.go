@@ -7,6 +7,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 )
 
@@ -21,7 +22,7 @@ type flags struct {
 	Unhold         bool          `help:"Release the hold." xor:"mode"`
 	AllowDowngrade bool          `help:"Follow a channel that points below the highest version installed here."`
 	Timeout        time.Duration `help:"Give up if the whole update takes longer than this." default:"1h"`
-	Source         string        `help:"Where to fetch from: release (signed manifest) or npm (the registry npm is configured with)." enum:"release,npm" default:"release"`
+	Source         string        `help:"Where to fetch from: release (signed manifest) or npm (the registry npm is configured with). Default: the source line of SYSCONFDIR/claude-update.conf, else release."`
 	Registry       string        `help:"npm registry URL (with --source npm); default: npm's configuration." placeholder:"URL"`
 	Force          bool          `help:"Download and verify again even if the version is installed."`
 	Keep           int           `help:"How many versions to keep; the current and previous ones always stay." default:"2"`
@@ -50,14 +51,12 @@ func (f *flags) validate() error {
 		return multicall.Usagef("%s takes no channel or version", f.mode())
 	case f.Hold && release.IsChannel(f.Target):
 		return multicall.Usagef("--hold takes a version such as 2.1.197 (or none, for the current one), not a channel")
+	case f.Source != "" && f.Source != "release" && f.Source != "npm":
+		return multicall.Usagef("--source must be release or npm, not %s", quote.String(f.Source))
 	case f.Timeout <= 0:
 		return multicall.Usagef("--timeout must be positive")
 	case f.Keep < 1:
 		return multicall.Usagef("--keep must be at least 1")
-	case f.Registry != "" && f.Source != "npm":
-		return multicall.Usagef("--registry applies to --source npm")
-	case f.AllowUnsigned && f.Source != "release":
-		return multicall.Usagef("--allow-unsigned applies to --source release")
 	case f.AllowUnsigned && (f.Target == "" || release.IsChannel(f.Target)):
 		return multicall.Usagef("--allow-unsigned applies to a version given by name (such as 2.1.50), never to a channel")
 	}
@@ -68,6 +67,25 @@ func (f *flags) validate() error {
 		if _, err := release.ParseVersion(f.Target); err != nil {
 			return multicall.Usagef("%q is neither a channel (%s) nor a version like 2.1.197", f.Target, strings.Join(release.Channels, ", "))
 		}
+	}
+	return nil
+}
+
+// setSource settles the source, the command line's if given, else the
+// configuration file's, else release, and checks the flags that depend on it.
+func (f *flags) setSource(c conf) error {
+	switch {
+	case f.Source != "":
+	case c.source != "":
+		f.Source = c.source
+	default:
+		f.Source = "release"
+	}
+	switch {
+	case f.Registry != "" && f.Source != "npm":
+		return multicall.Usagef("--registry applies to --source npm")
+	case f.AllowUnsigned && f.Source != "release":
+		return multicall.Usagef("--allow-unsigned applies to --source release")
 	}
 	return nil
 }

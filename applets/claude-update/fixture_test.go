@@ -62,6 +62,7 @@ type fixture struct {
 	auths     []string // "PATH AUTHORIZATION" of every request
 	free      int64    // if > 0, the free space claude-update sees
 	resolver  *net.Resolver
+	conf      string // the configuration file (absent unless a test writes it)
 }
 
 var (
@@ -115,6 +116,7 @@ func newFixture(t *testing.T) *fixture {
 	f.env["CLAUDE_SBX_BINDIR"] = f.dir
 	// The host's npm configuration is not the test's.
 	f.env["NPM_CONFIG_GLOBALCONFIG"] = filepath.Join(f.home, "no-global-npmrc")
+	f.conf = filepath.Join(testutil.RootOwnedDir(t), "claude-update.conf")
 	return f
 }
 
@@ -300,6 +302,7 @@ func (f *fixture) testEnv() env {
 		npmHome:     func() string { return f.home },
 		npmDefault:  f.registry,
 		resolver:    f.resolver,
+		conf:        f.conf,
 		retries:     2,
 		backoff:     time.Millisecond,
 		idle:        10 * time.Second,

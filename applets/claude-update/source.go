@@ -79,7 +79,7 @@ func (s *releaseSource) version(ctx context.Context, target string) (release.Ver
 	}
 	v, err := release.ParseChannel(body)
 	if err != nil {
-		return release.Version{}, fmt.Errorf("%s: %v (a captive portal or proxy page?)", url, err)
+		return release.Version{}, fmt.Errorf("%s: %w (a captive portal or proxy page?)", url, err)
 	}
 	return v, nil
 }
@@ -96,7 +96,7 @@ func (s *releaseSource) artifact(ctx context.Context, v release.Version) (*artif
 	}
 	m, err := release.ParseManifest(data)
 	if err != nil {
-		return nil, fmt.Errorf("manifest.json of %s: %v", v, err)
+		return nil, fmt.Errorf("manifest.json of %s: %w", v, err)
 	}
 	// A correctly signed manifest of another version must not pass for
 	// this one.
@@ -163,7 +163,7 @@ func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL stri
 	sig, err := s.dl.Get(ctx, mURL+".sig", maxSignature, nil)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return false, fmt.Errorf("manifest.json of %s is not signed (%v); versions from %s on must be", v, err, release.FirstSigned)
+		return false, fmt.Errorf("manifest.json of %s is not signed (%w); versions from %s on must be", v, err, release.FirstSigned)
 	}
 	if err != nil {
 		return false, err
@@ -174,10 +174,10 @@ func (s *releaseSource) verify(ctx context.Context, v release.Version, mURL stri
 	}
 	kr, err := release.Keyring(key, s.fingerprint)
 	if err != nil {
-		return false, fmt.Errorf("%s: %v", s.keyURL, err)
+		return false, fmt.Errorf("%s: %w", s.keyURL, err)
 	}
 	if err := release.CheckSignature(kr, data, sig); err != nil {
-		return false, fmt.Errorf("manifest.json of %s: %v", v, err)
+		return false, fmt.Errorf("manifest.json of %s: %w", v, err)
 	}
 	return true, nil
 }
@@ -204,7 +204,7 @@ func (s *npmSource) packument(ctx context.Context, name string) (*npmreg.Packume
 	data, err := s.dl.Get(ctx, url, maxPackument, h)
 	var se *download.StatusError
 	if errors.As(err, &se) && se.Code == http.StatusNotFound {
-		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %v", s.registry, s.from, name, err)
+		return nil, fmt.Errorf("registry %s (from %s) has no package %s: %w", s.registry, s.from, name, err)
 	}
 	if err != nil {
 		return nil, err

@@ -308,7 +308,7 @@ func TestCheck(t *testing.T) {
 	f.assertUnchanged(before)
 	f.channel("latest", "<html>")
 	_, code, msg = f.runCode("--check")
-	if want := f.base + `/latest: not a version: "<html>" (a captive portal or proxy page?)`; code != 1 || msg != want {
+	if want := f.base + `/latest: not a version: <html> (a captive portal or proxy page?)`; code != 1 || msg != want {
 		t.Errorf("--check = %d, %q; want 1, %q", code, msg, want)
 	}
 }
@@ -401,7 +401,7 @@ func TestFailures(t *testing.T) {
 				r.manifest = f.manifestJSON(f.newRel("2.1.95"))
 				f.publish(r)
 			},
-			want: func(f *fixture) string { return `manifest.json of 2.1.100 is for version "2.1.95"` },
+			want: func(f *fixture) string { return `manifest.json of 2.1.100 is for version 2.1.95` },
 		},
 		{
 			name: "checksum wrong",
@@ -467,7 +467,7 @@ func TestFailures(t *testing.T) {
 				f.publish(r)
 			},
 			want: func(f *fixture) string {
-				return `smoke test of 2.1.100 failed: --version printed "2.1.99 (Claude Code)", want "2.1.100 (Claude Code)"`
+				return `smoke test of 2.1.100 failed: --version printed 2.1.99 (Claude Code), want 2.1.100 (Claude Code)`
 			},
 		},
 		{
@@ -814,7 +814,7 @@ func TestUsage(t *testing.T) {
 		{"rollback with version", []string{"--rollback", "2.1.1"}, "--rollback takes no channel or version"},
 		{"keep zero", []string{"--keep", "0"}, "--keep must be at least 1"},
 		{"registry without npm", []string{"--registry", "https://r.example/"}, "--registry applies to --source npm"},
-		{"bad source", []string{"--source", "ftp"}, `--source must be one of "release","npm" but got "ftp" (see --help)`},
+		{"bad source", []string{"--source", "ftp"}, `--source must be release or npm, not ftp`},
 		{"two targets", []string{"latest", "stable"}, `unexpected argument stable (see --help)`},
 	}
 	for _, tt := range tests {
@@ -867,7 +867,7 @@ func TestReleaseHostDoesNotResolve(t *testing.T) {
 	var stderr bytes.Buffer
 	_, err := f.runErrTo(&stderr)
 	want := "GET https://downloads.claude.ai.example/claude-code-releases/latest: lookup downloads.claude.ai.example: no such host (not retried: the name does not resolve on this network); " +
-		"claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); to make that the default, run claude-update --source npm wherever you run it (alias, cron job)"
+		"claude-update --source npm installs the same agent from the npm registry (npm's configuration, or --registry URL); to make that the default, add the line \"source npm\" to " + f.conf + " (owned by root, writable by no one else)"
 	if err == nil || err.Error() != want {
 		t.Errorf("claude-update = %v\nwant %s", err, want)
 	}

@@ -166,10 +166,10 @@ func (d *Dir) Unlock() {
 func (d *Dir) writeErr(err error) error {
 	var errno syscall.Errno
 	if errors.As(err, &errno) && (errno == syscall.EACCES || errno == syscall.EPERM || errno == syscall.EROFS) {
-		return fmt.Errorf("%s is not writable (%v): run with sudo or set CLAUDE_SBX_BINDIR", d.Path, errno)
+		return fmt.Errorf("%s is not writable (%w): run with sudo or set CLAUDE_SBX_BINDIR", d.Path, errno)
 	}
 	if errors.As(err, &errno) && (errno == syscall.ENOSPC || errno == syscall.EDQUOT) {
-		return fmt.Errorf("%s is full: %v", d.Path, errno)
+		return fmt.Errorf("%s is full: %w", d.Path, errno)
 	}
 	return err
 }

@@ -223,7 +223,7 @@ func TestParseState(t *testing.T) {
 	tests := []struct{ in, err string }{
 		{`{"versions":{"2.1.5":{"sha256":"` + sum + `","size":3,"source":"npm https://r/"}},"highest":"2.1.5","hold":"2.1.4"}`, ""},
 		{`{}`, ""},
-		{`{"versions":{"2.1":{"sha256":"` + sum + `","size":3}}}`, `record of "2.1"`},
+		{`{"versions":{"2.1":{"sha256":"` + sum + `","size":3}}}`, `record of 2.1`},
 		{`{"versions":{"2.1.5":{"sha256":"abc","size":3}}}`, "record of 2.1.5: bad sha256 or size"},
 		{`{"hold":"../x"}`, `invalid version "../x"`},
 		{`not json`, "invalid character 'o' in literal null (expecting 'u')"},

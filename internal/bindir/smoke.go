@@ -83,12 +83,12 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 			msg = firstLine(out.String())
 		}
 		if msg != "" {
-			return fmt.Errorf("smoke test of %s failed: --version: %v: %s", v, err, msg)
+			return fmt.Errorf("smoke test of %s failed: --version: %w: %s", v, err, msg)
 		}
-		return fmt.Errorf("smoke test of %s failed: --version: %v", v, err)
+		return fmt.Errorf("smoke test of %s failed: --version: %w", v, err)
 	}
 	if got := strings.TrimSpace(out.String()); got != want {
-		return fmt.Errorf("smoke test of %s failed: --version printed %s, want %q", v, release.Quote([]byte(got), 60), want)
+		return fmt.Errorf("smoke test of %s failed: --version printed %s, want %s", v, release.Quote([]byte(got), 60), want)
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func ReadState(dir string) (*State, error) {
 	}
 	s, err := ParseState(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s is damaged (%v): move it away and run claude-update again (installed versions will be downloaded again)", p, err)
+		return nil, fmt.Errorf("%s is damaged (%w): move it away and run claude-update again (installed versions will be downloaded again)", p, err)
 	}
 	return s, nil
 }

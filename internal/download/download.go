@@ -274,7 +274,7 @@ func (c *Client) Get(ctx context.Context, url string, limit int64, h http.Header
 func (c *Client) Open(ctx context.Context, rawURL string, h http.Header) (*Body, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("bad URL %q: %v", rawURL, err)
+		return nil, fmt.Errorf("bad URL %q: %w", rawURL, err)
 	}
 	if u.Scheme != "https" {
 		return nil, fmt.Errorf("refusing %s: not https", u.Redacted())
@@ -333,7 +333,7 @@ func (b *Body) Read(p []byte) (int, error) {
 			return 0, b.ctx.Err()
 		}
 		if b.resumes >= b.c.retries {
-			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %v (gave up after %d resumes)", quote.String(b.url), b.off, sizeString(b.size), b.cut, b.resumes)
+			return 0, fmt.Errorf("GET %s: body cut after %d of %s bytes: %w (gave up after %d resumes)", quote.String(b.url), b.off, sizeString(b.size), b.cut, b.resumes)
 		}
 		b.resumes++
 		b.c.logf("GET %s: cut after %d bytes (%v); resuming", quote.String(b.url), b.off, b.cut)
@@ -392,7 +392,7 @@ func (b *Body) connect(off int64) error {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			if attempt > b.c.retries {
-				return fmt.Errorf("%v (after %d attempts)", last, attempt)
+				return fmt.Errorf("%w (after %d attempts)", last, attempt)
 			}
 			b.c.logf("%v; retrying", last)
 			if err := b.c.sleep(b.ctx, attempt); err != nil {
@@ -467,7 +467,7 @@ func (b *Body) try(off int64) (err error, retry bool) {
 				return fail(fmt.Errorf("GET %s: size changed from %d to %d while downloading", quote.String(b.url), b.size, resp.ContentLength), false)
 			}
 			if _, err := io.CopyN(io.Discard, resp.Body, off); err != nil {
-				return fail(fmt.Errorf("GET %s: restarting: %v", quote.String(b.url), err), true)
+				return fail(fmt.Errorf("GET %s: restarting: %w", quote.String(b.url), err), true)
 			}
 		} else {
 			b.size = resp.ContentLength

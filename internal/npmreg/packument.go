@@ -39,7 +39,7 @@ type Dist struct {
 func ParsePackument(data []byte, name string) (*Packument, error) {
 	var p Packument
 	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("packument of %s: %v", name, err)
+		return nil, fmt.Errorf("packument of %s: %w", name, err)
 	}
 	if p.Name != name {
 		return nil, fmt.Errorf("packument of %s names package %s", name, release.Quote([]byte(p.Name), 60))
@@ -63,7 +63,7 @@ func (p *Packument) Tag(tag string) (release.Version, error) {
 	}
 	v, err := release.ParseVersion(s)
 	if err != nil {
-		return release.Version{}, fmt.Errorf("%s: dist-tag %s: %v", p.Name, tag, err)
+		return release.Version{}, fmt.Errorf("%s: dist-tag %s: %w", p.Name, tag, err)
 	}
 	return v, nil
 }
@@ -108,7 +108,7 @@ func (p *Packument) Artifact(v release.Version) (Artifact, error) {
 	}
 	sums, err := ParseIntegrity(pv.Dist.Integrity)
 	if err != nil {
-		return Artifact{}, fmt.Errorf("%s@%s: %v", p.Name, v, err)
+		return Artifact{}, fmt.Errorf("%s@%s: %w", p.Name, v, err)
 	}
 	u, err := url.Parse(pv.Dist.Tarball)
 	if err != nil || u.Scheme != "https" || u.Host == "" {

@@ -35,7 +35,7 @@ type Build struct {
 func ParseManifest(data []byte) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("not a manifest: %v", err)
+		return nil, fmt.Errorf("not a manifest: %w", err)
 	}
 	if _, err := ParseVersion(m.Version); err != nil {
 		return nil, err

@@ -18,9 +18,9 @@ func TestParseManifest(t *testing.T) {
 		{name: "not json", in: "<html>", err: "not a manifest: invalid character '<' looking for beginning of value"},
 		{name: "bad version", in: `{"version":"x","platforms":{}}`, err: `invalid version "x"`},
 		{name: "no platforms", in: `{"version":"2.1.1","platforms":{}}`, err: "no platforms"},
-		{name: "short checksum", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"abcd","size":1}}}`, err: `platform "linux-x64": checksum "abcd" is not a sha256`},
-		{name: "zero size", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"` + sum + `","size":0}}}`, err: `platform "linux-x64": size 0 out of range`},
-		{name: "huge size", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"` + sum + `","size":99999999999}}}`, err: `platform "linux-x64": size 99999999999 out of range`},
+		{name: "short checksum", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"abcd","size":1}}}`, err: `platform linux-x64: checksum abcd is not a sha256`},
+		{name: "zero size", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"` + sum + `","size":0}}}`, err: `platform linux-x64: size 0 out of range`},
+		{name: "huge size", in: `{"version":"2.1.1","platforms":{"linux-x64":{"binary":"claude","checksum":"` + sum + `","size":99999999999}}}`, err: `platform linux-x64: size 99999999999 out of range`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestBuild(t *testing.T) {
 	}{
 		{"present", "linux-x64", ""},
 		{"missing", "linux-x64-musl", `2.1.197 has no build for linux-x64-musl; 2.1.197 ships: darwin-arm64, "evil\nname", linux-arm64, linux-x64`},
-		{"odd binary", "linux-arm64", `the linux-arm64 entry names binary "../claude", want "claude"`},
+		{"odd binary", "linux-arm64", `the linux-arm64 entry names binary ../claude, want "claude"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,12 +40,12 @@ func Platform(goarch, sh string) (string, error) {
 func IsMusl(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, fmt.Errorf("detect libc from %s: %v", path, err)
+		return false, fmt.Errorf("detect libc from %s: %w", path, err)
 	}
 	defer f.Close()
 	interp, err := elfInterp(f)
 	if err != nil {
-		return false, fmt.Errorf("detect libc from %s: %v", path, err)
+		return false, fmt.Errorf("detect libc from %s: %w", path, err)
 	}
 	return strings.HasPrefix(filepath.Base(interp), "ld-musl-"), nil
 }
@@ -82,7 +82,7 @@ func elfInterp(r io.ReaderAt) (string, error) {
 	case hdr[4] != 1 && hdr[4] != 2:
 		return "", fmt.Errorf("unknown ELF class %d", hdr[4])
 	default:
-		return "", fmt.Errorf("short ELF header: %v", err)
+		return "", fmt.Errorf("short ELF header: %w", err)
 	}
 	if phnum > 0 && phentsize < minEnt {
 		return "", fmt.Errorf("bad ELF program header size %d", phentsize)
@@ -90,7 +90,7 @@ func elfInterp(r io.ReaderAt) (string, error) {
 	ph := make([]byte, phentsize)
 	for i := range uint64(phnum) {
 		if _, err := r.ReadAt(ph, int64(phoff+i*uint64(phentsize))); err != nil {
-			return "", fmt.Errorf("read ELF program header %d: %v", i, err)
+			return "", fmt.Errorf("read ELF program header %d: %w", i, err)
 		}
 		const ptInterp = 3
 		if bo.Uint32(ph) != ptInterp {
@@ -107,7 +107,7 @@ func elfInterp(r io.ReaderAt) (string, error) {
 		}
 		buf := make([]byte, size)
 		if _, err := r.ReadAt(buf, int64(off)); err != nil {
-			return "", fmt.Errorf("read ELF interpreter: %v", err)
+			return "", fmt.Errorf("read ELF interpreter: %w", err)
 		}
 		return strings.TrimRight(string(buf), "\x00"), nil
 	}

@@ -45,7 +45,7 @@ func Keyring(key []byte, fingerprint string) (openpgp.EntityList, error) {
 		el, err = openpgp.ReadKeyRing(bytes.NewReader(key))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read signing key: %v", err)
+		return nil, fmt.Errorf("read signing key: %w", err)
 	}
 	var got []string
 	for _, e := range el {
@@ -103,7 +103,7 @@ func CheckSignature(keyring openpgp.EntityList, data, sig []byte) error {
 		_, err = openpgp.CheckDetachedSignature(keyring, bytes.NewReader(data), bytes.NewReader(sig), nil)
 	}
 	if err != nil {
-		return fmt.Errorf("signature invalid: %v", err)
+		return fmt.Errorf("signature invalid: %w", err)
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Version is an agent version, MAJOR.MINOR.PATCH with an optional
@@ -174,10 +177,21 @@ func ParseChannel(body []byte) (Version, error) {
 	return v, nil
 }
 
-// Quote returns the first max bytes of b quoted for a one-line message.
+// Quote returns the first max bytes of b (cut at a rune boundary, "..."
+// marking the cut) for a one-line message, through quote.String: printable
+// text as it is, anything that could drive a terminal or forge a line
+// escaped. Text whose edges a reader could not see (empty, or with leading
+// or trailing white space) is quoted too.
 func Quote(b []byte, max int) string {
-	if len(b) > max {
-		return strconv.Quote(string(b[:max])) + "..."
+	s, more := string(b), ""
+	if len(s) > max {
+		for max > 0 && !utf8.RuneStart(s[max]) {
+			max--
+		}
+		s, more = s[:max], "..."
 	}
-	return strconv.Quote(string(b))
+	if s == "" || strings.TrimSpace(s) != s {
+		return strconv.Quote(s) + more
+	}
+	return quote.String(s) + more
 }

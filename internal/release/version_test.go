@@ -77,6 +77,8 @@ func TestParseChannel(t *testing.T) {
 		{name: "html", in: "<!DOCTYPE html><html><head><title>Hotel Wi-Fi login</title>", err: `not a version: "<!DOCTYPE html><html><head><title>Hotel "...`},
 		{name: "empty", in: "", err: `not a version: ""`},
 		{name: "two versions", in: "2.1.1\n2.1.2\n", err: `not a version: "2.1.1\n2.1.2\n"`},
+		{name: "plain text", in: "<html>", err: `not a version: <html>`},
+		{name: "escape sequence", in: "\x1b[2J\x1b]0;pwned\a2.1.1", err: `not a version: "\x1b[2J\x1b]0;pwned\a2.1.1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +91,30 @@ func TestParseChannel(t *testing.T) {
 			}
 			if err != nil || v.String() != tt.want {
 				t.Fatalf("ParseChannel(%q) = %v, %v; want %s", tt.in, v, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestQuote(t *testing.T) {
+	tests := []struct {
+		name, in string
+		max      int
+		want     string
+	}{
+		{name: "plain", in: "claude", max: 40, want: `claude`},
+		{name: "empty", in: "", max: 40, want: `""`},
+		{name: "trailing space", in: "2.1.1 ", max: 40, want: `"2.1.1 "`},
+		{name: "cut", in: "abcdef", max: 3, want: `abc...`},
+		{name: "cut inside a rune", in: "abé", max: 3, want: `ab...`},
+		{name: "escape sequence", in: "\x1b[31mred", max: 40, want: `"\x1b[31mred"`},
+		{name: "bidi override", in: "a‮b", max: 40, want: `"a\u202eb"`},
+		{name: "invalid utf-8", in: "a\xffb", max: 40, want: `"a\xffb"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Quote([]byte(tt.in), tt.max); got != tt.want {
+				t.Errorf("Quote(%q, %d) = %s, want %s", tt.in, tt.max, got, tt.want)
 			}
 		})
 	}

@@ -108,7 +108,7 @@ func TestQuote(t *testing.T) {
 		{name: "cut", in: "abcdef", max: 3, want: `abc...`},
 		{name: "cut inside a rune", in: "abé", max: 3, want: `ab...`},
 		{name: "escape sequence", in: "\x1b[31mred", max: 40, want: `"\x1b[31mred"`},
-		{name: "bidi override", in: "a‮b", max: 40, want: `"a\u202eb"`},
+		{name: "bidi override", in: "a\u202eb", max: 40, want: `"a\u202eb"`},
 		{name: "invalid utf-8", in: "a\xffb", max: 40, want: `"a\xffb"`},
 	}
 	for _, tt := range tests {

@@ -34,3 +34,38 @@ func TestRedteamToolchainLinkFromEarlierProject(t *testing.T) {
 		t.Errorf("project B's file is readable in project C through a link project A planted in PATH:\n%v", r)
 	}
 }
+
+// TestRedteamGitConfigCommandKeys performs the attack: the user's
+// ~/.gitconfig names commands relative to the top of the work tree under
+// keys that run them (the kernel's `sendemail.tocmd =
+// scripts/get_maintainer.pl` is the documented example). The agent writes
+// those scripts in the project; the host's `git send-email`, `git
+// submodule update`, git-lfs and `git gui` would run them. Each must be
+// read-only inside, as diff.external's is.
+func TestRedteamGitConfigCommandKeys(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	for _, tt := range []struct{ name, config, script string }{
+		{"diff.external", "[diff]\n\texternal = scripts/difftool\n", "scripts/difftool"},
+		{"sendemail.tocmd", "[sendemail]\n\ttocmd = scripts/get_maintainer.pl\n", "scripts/get_maintainer.pl"},
+		{"sendemail.cccmd", "[sendemail]\n\tcccmd = scripts/cc.sh\n", "scripts/cc.sh"},
+		{"sendemail.headercmd", "[sendemail]\n\theadercmd = scripts/hdr.sh\n", "scripts/hdr.sh"},
+		{"submodule.update", "[submodule \"lib/sub\"]\n\tupdate = !scripts/update.sh\n", "scripts/update.sh"},
+		{"guitool.cmd", "[guitool \"lint\"]\n\tcmd = scripts/lint.sh\n", "scripts/lint.sh"},
+		{"lfs.customtransfer.path", "[lfs \"customtransfer.x\"]\n\tpath = scripts/xfer.sh\n", "scripts/xfer.sh"},
+		{"init.templatedir", "[init]\n\ttemplateDir = " + "TEMPLATES" + "\n", "templates/hooks/post-checkout"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			proj := gitProject(t, s)
+			mkUserDir(t, s, filepath.Join(proj, "scripts"))
+			cfg := strings.ReplaceAll(tt.config, "TEMPLATES", filepath.Join(proj, "templates"))
+			writeUserFile(t, s, filepath.Join(s.Home, ".gitconfig"), cfg, 0o644)
+			cmd := s.Command("--shell", "-c", `mkdir -p $(dirname `+tt.script+`) && printf '#!/bin/sh\necho planted\n' > `+tt.script+`; echo rc=$?`)
+			cmd.Dir = proj
+			r := testutil.RunCommand(t, cmd)
+			if r.Code == 0 && strings.Contains(r.Stdout, "rc=0") {
+				t.Errorf("%s names %s, and the sandbox wrote it:\n%v", tt.name, tt.script, r)
+			}
+		})
+	}
+}

@@ -69,3 +69,29 @@ func TestRedteamGitConfigCommandKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestRedteamDefaultACLOpensProjectToOthers performs the attack: the agent
+// sets a default POSIX ACL on the project root (setfacl -d -m o::rwx .,
+// system.posix_acl_default, which the owner may set without a capability).
+// The root's mode does not change, so the restore at exit sees nothing; but
+// every file and directory the user makes in the project afterwards on the
+// host is writable by every local user (a default ACL overrides the
+// umask). The entry must not survive the session, or the start must be
+// refused. (A named-user entry, u:nobody:rwx, fails inside with EINVAL:
+// only the user's own ids are mapped.)
+func TestRedteamDefaultACLOpensProjectToOthers(t *testing.T) {
+	testutil.RequireCommand(t, "setfacl")
+	s := testutil.NewSandbox(t)
+	proj := filepath.Join(s.Home, "p")
+	mkUserDir(t, s, proj)
+	r := shellIn(t, s, proj, `setfacl -d -m o::rwx,m::rwx,g::rwx . && echo acl-set`)
+	if !strings.Contains(r.Stdout, "acl-set") {
+		t.Logf("setfacl inside failed: %v", r)
+	}
+	// The user, on the host, later makes a directory in the project.
+	cmd := s.User.Command(s.Home, "sh", "-c", "umask 022 && mkdir "+proj+"/build && stat -c %a "+proj+"/build")
+	out := testutil.RunCommand(t, cmd)
+	if strings.TrimSpace(out.Stdout) == "777" {
+		t.Errorf("a directory the user made on the host after the session is world-writable (mode %s): the default ACL the agent set on the project root survived", strings.TrimSpace(out.Stdout))
+	}
+}

@@ -95,3 +95,29 @@ func TestRedteamDefaultACLOpensProjectToOthers(t *testing.T) {
 		t.Errorf("a directory the user made on the host after the session is world-writable (mode %s): the default ACL the agent set on the project root survived", strings.TrimSpace(out.Stdout))
 	}
 }
+
+// TestRedteamToolchainGlobalNpmrcToken performs the attack: `npm config set
+// --global //registry.npmjs.org/:_authToken=...` writes the token to
+// PREFIX/etc/npmrc, inside the nvm version directory that is bound whole as
+// the toolchain. The docs promise the token is left out (only the
+// registry settings come along, as variables); the agent must not be able
+// to read the file.
+func TestRedteamToolchainGlobalNpmrcToken(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	token := "tok-" + marker(t)
+	v := filepath.Join(s.Home, ".nvm", "versions", "node", "v20.11.0")
+	for _, d := range []string{".nvm", ".nvm/versions", ".nvm/versions/node", ".nvm/versions/node/v20.11.0", ".nvm/versions/node/v20.11.0/bin", ".nvm/versions/node/v20.11.0/etc"} {
+		mkUserDir(t, s, filepath.Join(s.Home, d))
+	}
+	writeUserFile(t, s, filepath.Join(v, "bin", "node"), "#!/bin/sh\necho node\n", 0o755)
+	writeUserFile(t, s, filepath.Join(v, "bin", "npm"), "#!/bin/sh\necho npm\n", 0o755)
+	writeUserFile(t, s, filepath.Join(v, "etc", "npmrc"), "registry=https://registry.npmjs.org/\n//registry.npmjs.org/:_authToken="+token+"\n", 0o600)
+	s.Env = append(s.Env, "PATH="+filepath.Join(v, "bin")+":/usr/bin:/bin")
+	r := s.Shell(t, `node; env | grep -i npm_config; cat `+v+`/etc/npmrc; echo rc=$?`)
+	if !strings.Contains(r.Stdout, "node") {
+		t.Fatalf("the nvm toolchain is not shown: %v", r)
+	}
+	if strings.Contains(r.Stdout+r.Stderr, token) {
+		t.Errorf("the npm token in the toolchain's global npmrc is readable inside:\n%v", r)
+	}
+}

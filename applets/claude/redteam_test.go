@@ -3,6 +3,7 @@
 package claude_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,5 +120,38 @@ func TestRedteamToolchainGlobalNpmrcToken(t *testing.T) {
 	}
 	if strings.Contains(r.Stdout+r.Stderr, token) {
 		t.Errorf("the npm token in the toolchain's global npmrc is readable inside:\n%v", r)
+	}
+}
+
+// TestRedteamHardlinkedStartupFileDeeper performs the attack: a dotfiles
+// repository hard-links files the user's editor or shell runs at start,
+// deeper than the scan looks (only the home's own dot-files, ~/.config one
+// level down, ~/.ssh, ~/.gnupg, ~/.local/bin): ~/.emacs.d/init.el,
+// ~/.vim/plugin/x.vim, ~/.config/fish/conf.d/x.fish, ~/.config/systemd/user
+// units. The agent, whose project is the repository, writes the file; the
+// host runs it next. Each must keep the project from read-write, as a
+// hard-linked ~/.bashrc does.
+func TestRedteamHardlinkedStartupFileDeeper(t *testing.T) {
+	for _, rel := range []string{".emacs.d/init.el", ".vim/plugin/x.vim", ".config/fish/conf.d/x.fish", ".config/systemd/user/x.service"} {
+		t.Run(rel, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			dots := filepath.Join(s.Home, "dotfiles")
+			mkUserDir(t, s, dots)
+			victim := filepath.Join(dots, "victim")
+			writeUserFile(t, s, victim, "# mine\n", 0o644)
+			host := filepath.Join(s.Home, rel)
+			for d := filepath.Dir(host); d != s.Home; d = filepath.Dir(d) {
+				mkUserDir(t, s, d)
+			}
+			if err := os.Link(victim, host); err != nil {
+				t.Fatal(err)
+			}
+			cmd := s.Command("--shell", "-c", `echo 'planted' >> `+victim+`; echo "rc=$?"`)
+			cmd.Dir = dots
+			r := testutil.RunCommand(t, cmd)
+			if got, _ := os.ReadFile(host); string(got) != "# mine\n" {
+				t.Errorf("the sandbox wrote ~/%s through its other name: %q\n%v", rel, got, r)
+			}
+		})
 	}
 }

@@ -66,6 +66,8 @@ func TestRedteamGitConfigCommandKeys(t *testing.T) {
 			r := testutil.RunCommand(t, cmd)
 			if r.Code == 0 && strings.Contains(r.Stdout, "rc=0") {
 				t.Errorf("%s names %s, and the sandbox wrote it:\n%v", tt.name, tt.script, r)
+			} else if !strings.Contains(r.Stderr, "where the sandbox can write") && !strings.Contains(r.Stderr, "Read-only file system") {
+				t.Errorf("want the start refused, naming the setting, or the file read-only: %v", r)
 			}
 		})
 	}

@@ -157,3 +157,39 @@ func TestRedteamHardlinkedStartupFileDeeper(t *testing.T) {
 		})
 	}
 }
+
+// TestRedteamGitConfigFromEnvironment performs the attack: the user's
+// shell sets git config through the environment (GIT_CONFIG_COUNT with
+// GIT_CONFIG_KEY_0/GIT_CONFIG_VALUE_0, or GIT_CONFIG_PARAMETERS, as `git
+// -c` does), here core.hooksPath=.githooks, relative to the work tree. The
+// launcher reads ~/.gitconfig and $GIT_CONFIG_GLOBAL but not these; the
+// agent writes .githooks/pre-commit and the user's next host `git commit`
+// runs it. The hooks directory must be read-only inside, as it is when
+// ~/.gitconfig names it.
+func TestRedteamGitConfigFromEnvironment(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	for _, tt := range []struct {
+		name string
+		env  []string
+	}{
+		{"~/.gitconfig", nil},
+		{"GIT_CONFIG_COUNT", []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.hooksPath", "GIT_CONFIG_VALUE_0=.githooks"}},
+		{"GIT_CONFIG_PARAMETERS", []string{"GIT_CONFIG_PARAMETERS='core.hooksPath'='.githooks'"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testutil.NewSandbox(t)
+			proj := gitProject(t, s)
+			mkUserDir(t, s, filepath.Join(proj, ".githooks"))
+			if tt.env == nil {
+				writeUserFile(t, s, filepath.Join(s.Home, ".gitconfig"), "[core]\n\thooksPath = .githooks\n", 0o644)
+			}
+			s.Env = append(s.Env, tt.env...)
+			cmd := s.Command("--shell", "-c", `printf '#!/bin/sh\necho planted\n' > .githooks/pre-commit; echo rc=$?`)
+			cmd.Dir = proj
+			r := testutil.RunCommand(t, cmd)
+			if r.Code == 0 && strings.Contains(r.Stdout, "rc=0") {
+				t.Errorf("%s names .githooks as core.hooksPath, and the sandbox wrote a hook there:\n%v", tt.name, r)
+			}
+		})
+	}
+}

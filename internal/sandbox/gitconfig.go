@@ -310,6 +310,29 @@ func gitNames(e gitConfigEntry) (names []string, command, include bool) {
 		if !sub {
 			return shellWords(v), true, false
 		}
+	case "init.templatedir":
+		// git init and git clone copy its hooks into the new repository.
+		if !sub {
+			return []string{v}, false, false
+		}
+	case "sendemail.tocmd", "sendemail.cccmd", "sendemail.headercmd":
+		// With or without an identity (sendemail.<identity>.tocmd).
+		return shellWords(v), true, false
+	case "guitool.cmd":
+		if sub {
+			return shellWords(v), true, false
+		}
+	case "submodule.update":
+		if sub && strings.HasPrefix(v, "!") {
+			return shellWords(v[1:]), true, false
+		}
+	case "lfs.path", "lfs.clean", "lfs.smudge":
+		// lfs.customtransfer.<name>.path, lfs.extension.<name>.clean
+		// and .smudge: programs git-lfs runs.
+		if strings.HasPrefix(e.Subsection, "customtransfer.") && e.Key == "path" ||
+			strings.HasPrefix(e.Subsection, "extension.") && e.Key != "path" {
+			return shellWords(v), true, false
+		}
 	case "gpg.program", "credential.helper":
 		return shellWords(strings.TrimPrefix(v, "!")), true, false
 	case "gpg.defaultkeycommand":

@@ -82,6 +82,30 @@ func (c *gitConsult) readGlobal() error {
 			return err
 		}
 	}
+	// git -c and the environment's config (GIT_CONFIG_PARAMETERS,
+	// GIT_CONFIG_COUNT with GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n) come
+	// last, as in git, and their includes are read too.
+	for _, n := range envGitConfig(newEnv(c.s.Environ)) {
+		names, command, include := gitNames(n.e)
+		if len(names) == 0 {
+			continue
+		}
+		n.names, n.command = names, command
+		if !include {
+			c.global = append(c.global, n)
+			continue
+		}
+		p := c.expand(names[0], "")
+		if p == "" {
+			continue
+		}
+		if err := c.protect(p, n, true); err != nil {
+			return err
+		}
+		if err := c.readConfig(p, n.e.Var, 1, &c.global); err != nil {
+			return err
+		}
+	}
 	for _, n := range c.global {
 		if err := c.protectNames(n, ""); err != nil {
 			return err
@@ -393,4 +417,105 @@ func (c *gitConsult) resolve(p string) (string, error) {
 		cur = "/"
 	}
 	return cur, nil
+}
+
+// envGitConfig returns the config entries git takes from the environment:
+// GIT_CONFIG_PARAMETERS (what git -c passes on), then GIT_CONFIG_COUNT
+// pairs. Each entry's file names the variable it came from.
+func envGitConfig(env *environ) []gitNamed {
+	var out []gitNamed
+	add := func(from, key, value string, noValue bool) {
+		first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+		if first <= 0 || last == len(key)-1 {
+			return
+		}
+		e := gitConfigEntry{Section: strings.ToLower(key[:first]), Key: strings.ToLower(key[last+1:]),
+			Value: value, NoValue: noValue, Var: key}
+		if first < last {
+			e.Subsection = key[first+1 : last]
+		}
+		out = append(out, gitNamed{e: e, file: from})
+	}
+	if v, ok := env.get("GIT_CONFIG_PARAMETERS"); ok {
+		for _, kv := range parseGitConfigParameters(v) {
+			add("$GIT_CONFIG_PARAMETERS", kv[0], kv[1], kv[2] == "")
+		}
+	}
+	if v, ok := env.get("GIT_CONFIG_COUNT"); ok {
+		n := 0
+		for _, c := range v {
+			if c < '0' || c > '9' || n > 1<<16 {
+				return out
+			}
+			n = n*10 + int(c-'0')
+		}
+		for i := 0; i < n; i++ {
+			k, ok := env.get(fmt.Sprintf("GIT_CONFIG_KEY_%d", i))
+			if !ok {
+				break
+			}
+			val, _ := env.get(fmt.Sprintf("GIT_CONFIG_VALUE_%d", i))
+			add(fmt.Sprintf("$GIT_CONFIG_KEY_%d", i), k, val, false)
+		}
+	}
+	return out
+}
+
+// parseGitConfigParameters splits GIT_CONFIG_PARAMETERS as git does: a
+// list of shell single-quoted words, 'key'='value' or the older
+// 'key=value' (which has no value when it holds no =). Each result is key,
+// value and "=" when a value was given. It stops at what it cannot parse.
+func parseGitConfigParameters(s string) [][3]string {
+	var out [][3]string
+	i := 0
+	word := func() (string, bool) {
+		if i >= len(s) || s[i] != '\'' {
+			return "", false
+		}
+		var w []byte
+		for {
+			i++ // the opening quote
+			for i < len(s) && s[i] != '\'' {
+				w = append(w, s[i])
+				i++
+			}
+			if i >= len(s) {
+				return "", false
+			}
+			i++ // the closing quote
+			// '\'' stands for a quote inside the word.
+			if i+2 < len(s) && s[i] == '\\' && s[i+1] == '\'' && s[i+2] == '\'' {
+				w = append(w, '\'')
+				i += 2
+				continue
+			}
+			return string(w), true
+		}
+	}
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
+			i++
+		}
+		if i >= len(s) {
+			return out
+		}
+		k, ok := word()
+		if !ok {
+			return out
+		}
+		if i < len(s) && s[i] == '=' {
+			i++
+			v, ok := word()
+			if !ok {
+				return out
+			}
+			out = append(out, [3]string{k, v, "="})
+			continue
+		}
+		if key, v, ok := strings.Cut(k, "="); ok {
+			out = append(out, [3]string{key, v, "="})
+		} else {
+			out = append(out, [3]string{k, "", ""})
+		}
+	}
 }

@@ -86,6 +86,13 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 		}
 		l.Notes = append(l.Notes, fmt.Sprintf("toolchain: %s: %s read-only (from %s)", t.Name, strings.Join(t.Roots, " "), t.Why))
 	}
+	// A credential file inside a root is hidden: an empty device no one
+	// can open (binds are nodev), which npm and pip skip like a missing
+	// file.
+	for _, m := range plan.Masks {
+		l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROBind, Src: "/dev/null", Dest: m, Origin: "toolchain credentials hidden"})
+		l.Notes = append(l.Notes, "toolchain: "+m+" hidden: credentials are kept there")
+	}
 	for _, sk := range plan.Skipped {
 		l.Notes = append(l.Notes, fmt.Sprintf("toolchain: not shown: %s %s", sk.Path, sk.Why))
 	}
@@ -157,9 +164,12 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 // sandbox can write; else it says why not. The fd binder checks the path
 // again on an open fd when it binds it.
 func (l *Launch) showCertFile(h Host, home, f string, writable []string) string {
-	real, err := h.EvalSymlinks(f)
+	real, hops, err := toolchain.Resolve(h, f)
 	if err != nil {
 		return "it does not exist"
+	}
+	if why := toolchain.HopRisk(home, writable, hops); why != "" {
+		return "it " + why
 	}
 	for _, p := range []string{f, real} {
 		for _, w := range writable {

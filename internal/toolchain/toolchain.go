@@ -11,6 +11,7 @@
 package toolchain
 
 import (
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -23,7 +24,6 @@ type Host interface {
 	Stat(path string) (fs.FileInfo, error)
 	Readlink(path string) (string, error)
 	ReadDir(path string) ([]fs.DirEntry, error)
-	EvalSymlinks(path string) (string, error)
 }
 
 // Input is what Plan works from.
@@ -66,6 +66,9 @@ type Plan struct {
 	Path []string
 	// Skipped are the directories and roots left out, with the reason.
 	Skipped []Skip
+	// Masks are credential files inside the roots (a toolchain's own
+	// global npmrc, a version's pip.conf): hidden where they are.
+	Masks []string
 }
 
 // maxLinks bounds the symbolic links followed out of one directory of PATH
@@ -117,9 +120,13 @@ func (b *builder) dir(d string) {
 		b.links(d)
 		return
 	}
-	real, err := b.h.EvalSymlinks(d)
+	real, hops, err := Resolve(b.h, d)
 	if err != nil {
 		b.skip(d, "does not exist")
+		return
+	}
+	if why := HopRisk(b.in.Home, b.in.Writable, hops); why != "" {
+		b.skip(d, why)
 		return
 	}
 	if fi, err := b.h.Stat(real); err != nil || !fi.IsDir() {
@@ -159,8 +166,8 @@ func (b *builder) links(dir string) {
 			return
 		}
 		p := filepath.Join(dir, e.Name())
-		real, err := b.h.EvalSymlinks(p)
-		if err != nil {
+		real, hops, err := Resolve(b.h, p)
+		if err != nil || HopRisk(b.in.Home, b.in.Writable, hops) != "" {
 			continue
 		}
 		td := filepath.Dir(real)
@@ -173,6 +180,74 @@ func (b *builder) links(dir string) {
 			b.add(td, p)
 		}
 	}
+}
+
+// maxHops bounds the symbolic links followed resolving one path, as the
+// kernel's 40.
+const maxHops = 40
+
+// Resolve returns the real path of p and the symbolic links met on the way
+// (each by the path it was found at), reading each link itself rather than
+// trusting a resolver: the plan must see every hop, as the fd binder does.
+func Resolve(h Host, p string) (real string, hops []string, err error) {
+	if !filepath.IsAbs(p) {
+		return "", nil, fs.ErrInvalid
+	}
+	cur := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		fi, err := h.Lstat(next)
+		if err != nil {
+			return "", hops, err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if len(hops) >= maxHops {
+			return "", hops, errors.New("too many levels of symbolic links")
+		}
+		hops = append(hops, next)
+		t, err := h.Readlink(next)
+		if err != nil {
+			return "", hops, err
+		}
+		if filepath.IsAbs(t) {
+			cur = "/"
+		}
+		rest = append(strings.Split(t, "/"), rest...)
+	}
+	return cur, hops, nil
+}
+
+// HopRisk says why a path reached through the links hops must not be
+// followed, or "": a link in something the sandbox can write, or in a
+// directory of the home that is not a dot-directory (an earlier sandbox may
+// have had it as its project), the fd binder's own rule.
+func HopRisk(home string, writable, hops []string) string {
+	for _, hop := range hops {
+		dir := filepath.Dir(hop)
+		for _, w := range writable {
+			if dir == w || under(dir, w) {
+				return "is reached through the symlink " + hop + " in " + w + ", which the sandbox can write"
+			}
+		}
+		if rel, ok := relTo(dir, home); ok && !strings.HasPrefix(rel, ".") {
+			top, _, _ := strings.Cut(rel, "/")
+			return "is reached through the symlink " + hop + " in " + filepath.Join(home, top) + ", which an earlier sandbox may have written as its project"
+		}
+	}
+	return ""
 }
 
 // covered reports whether p lies in a root already bound.
@@ -231,6 +306,9 @@ func (b *builder) add(dir, why string) bool {
 	}
 	if fresh {
 		b.plan.Toolchains = append(b.plan.Toolchains, Toolchain{Name: name, Roots: ok, Why: why})
+		for _, r := range ok {
+			b.plan.Masks = append(b.plan.Masks, b.secretFiles(r)...)
+		}
 	}
 	return b.covered(dir)
 }
@@ -253,6 +331,60 @@ func (b *builder) holdsWritable(p string) string {
 		}
 	}
 	return ""
+}
+
+// secretNames are the names under which tools keep credentials in an
+// install prefix or a version directory.
+var secretNames = map[string]bool{
+	"npmrc": true, ".npmrc": true, ".yarnrc": true, ".yarnrc.yml": true,
+	"pip.conf": true, "pip.ini": true, ".pypirc": true, ".netrc": true,
+	".git-credentials": true, "credentials": true, "credentials.toml": true,
+	"auth.json": true, ".pgpass": true, ".vault-token": true,
+}
+
+// versionDirs hold one installed version per entry.
+var versionDirs = map[string]bool{"versions": true, "candidates": true, "toolchains": true, "installs": true}
+
+// maxVersions bounds the entries of a version directory looked at.
+const maxVersions = 256
+
+// secretFiles returns the credential files of a root: at its top and in
+// its etc/, and the same in each entry of a directory of versions
+// (pyenv's versions/3.12/pip.conf, nvm's etc/npmrc).
+func (b *builder) secretFiles(root string) []string {
+	var out []string
+	look := func(dir string) {
+		ents, err := b.h.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if secretNames[e.Name()] && e.Type()&fs.ModeType == 0 {
+				out = append(out, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	inPrefix := func(dir string) {
+		look(dir)
+		look(filepath.Join(dir, "etc"))
+	}
+	inPrefix(root)
+	ents, _ := b.h.ReadDir(root)
+	for _, e := range ents {
+		if !e.IsDir() || !versionDirs[e.Name()] {
+			continue
+		}
+		vs, _ := b.h.ReadDir(filepath.Join(root, e.Name()))
+		for i, v := range vs {
+			if i == maxVersions {
+				break
+			}
+			if v.IsDir() {
+				inPrefix(filepath.Join(root, e.Name(), v.Name()))
+			}
+		}
+	}
+	return out
 }
 
 // holdsSecret returns a credential path below root that exists.

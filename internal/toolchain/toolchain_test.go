@@ -256,6 +256,19 @@ func TestMake(t *testing.T) {
 			wantPath:  []string{"/home/u/.local/bin"},
 		},
 		{
+			name:     "a PATH directory an earlier project replaced by a link",
+			host:     fakeHost{}.add("/home/u/a/bin -> /home/u/b", "/home/u/b/secret f"),
+			path:     "/home/u/a/bin:/usr/bin",
+			wantPath: []string{"/usr/bin"},
+			wantSkip: []string{"/home/u/a/bin: is reached through the symlink /home/u/a/bin in /home/u/a, which an earlier sandbox may have written as its project"},
+		},
+		{
+			name:     "a PATH directory reached through a link in the sandbox's home",
+			host:     fakeHost{}.add("/opt/t -> /home/u/.claude-home/t", "/home/u/.claude-home/t -> /opt/real", "/opt/real/bin/x f"),
+			path:     "/opt/t/bin",
+			wantSkip: []string{"/opt/t/bin: is reached through the symlink /home/u/.claude-home/t in /home/u/.claude-home, which the sandbox can write"},
+		},
+		{
 			name:      "/opt/NAME/bin and sdkman",
 			host:      fakeHost{}.add("/opt/jdk/bin/java f", "/home/u/.sdkman/candidates/java/current/bin/java f", "/home/u/.sdkman/etc/config f"),
 			path:      "/opt/jdk/bin:/home/u/.sdkman/candidates/java/current/bin",
@@ -303,5 +316,19 @@ func TestNoRootShowsASecret(t *testing.T) {
 	}
 	if len(roots(p)) == 0 {
 		t.Fatal("nothing bound: the test binds nothing it could catch")
+	}
+}
+
+// Credential files inside a root (a toolchain's own global npmrc, a
+// version's pip.conf) are hidden; other files are not.
+func TestMasks(t *testing.T) {
+	h := fakeHost{}.add(
+		"/home/u/.nvm/versions/node/v20/bin/node f", "/home/u/.nvm/versions/node/v20/etc/npmrc f",
+		"/home/u/.pyenv/shims/python f", "/home/u/.pyenv/versions/3.12/pip.conf f", "/home/u/.pyenv/versions/3.12/bin/python f",
+		"/home/u/.pyenv/versions/3.12/lib/python3.12/site.py f", "/opt/tool/bin/t f", "/opt/tool/.netrc f", "/opt/tool/etc/tool.conf f")
+	p := Make(h, Input{Home: home, Dirs: []string{"/home/u/.nvm/versions/node/v20/bin", "/home/u/.pyenv/shims", "/opt/tool/bin"}, Visible: systemVisible})
+	want := []string{"/home/u/.nvm/versions/node/v20/etc/npmrc", "/home/u/.pyenv/versions/3.12/pip.conf", "/opt/tool/.netrc"}
+	if diff := cmp.Diff(want, p.Masks); diff != "" {
+		t.Errorf("masks (-want +got):\n%s", diff)
 	}
 }

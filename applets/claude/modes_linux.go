@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +22,11 @@ import (
 // project (hooks, scripts the user runs next); a `chmod 0755` of the
 // sandbox home shows it to them. So the launcher records each root's mode
 // before the chain starts and puts it back when the chain has ended.
+// The same holds for the root's POSIX ACLs, which the owner may set without
+// changing the mode: `setfacl -d -m o::rwx .` makes every file the user
+// later creates in the project writable by everyone (a default ACL
+// overrides the umask). So the launcher records both ACL xattrs too,
+// absent being a state of its own, and puts back any that changed.
 
 // modeBits are the bits chmod sets: permissions, S_ISUID, S_ISGID, S_ISVTX.
 const modeBits = 0o7777
@@ -29,6 +36,20 @@ type rootMode struct {
 	f    *os.File // the bind source's fd (O_PATH is enough)
 	name string   // the host path, for the message
 	mode uint32   // modeBits of the mode at the start
+	acls []acl    // the ACLs at the start, one per aclKinds
+}
+
+// aclKinds are the POSIX ACL xattrs of a directory and the setfacl command
+// that removes each.
+var aclKinds = []struct{ xattr, name, setfacl string }{
+	{"system.posix_acl_access", "access", "setfacl -b"},
+	{"system.posix_acl_default", "default", "setfacl -k"},
+}
+
+// acl is the state of one ACL xattr: absent, or its value.
+type acl struct {
+	present bool
+	value   []byte
 }
 
 // rootModes are the modes to put back at exit.
@@ -63,17 +84,23 @@ func recordModes(names []string, fds []*os.File) (rootModes, error) {
 		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
 			return nil, fmt.Errorf("record the mode of %s: %w", quote.String(names[i]), os.NewSyscallError("fstat", err))
 		}
-		m = append(m, rootMode{f: f, name: names[i], mode: st.Mode & modeBits})
+		acls, err := getACLs(int(f.Fd()))
+		if err != nil {
+			return nil, fmt.Errorf("record the ACLs of %s: %w", quote.String(names[i]), err)
+		}
+		m = append(m, rootMode{f: f, name: names[i], mode: st.Mode & modeBits, acls: acls})
 	}
 	return m, nil
 }
 
-// restore puts back every mode that changed, on the same fds, and says so
-// on w in one line per root; a mode it cannot put back is named with the
-// command that would.
+// restore puts back every ACL and mode that changed, on the same fds, and
+// says so on w in one line for each; one it cannot put back is named with
+// the command that would. The ACLs go first: setting the access ACL sets
+// the group bits of the mode too, and the mode put back last is final.
 func (m rootModes) restore(w io.Writer) {
 	for _, r := range m {
 		fd := int(r.f.Fd())
+		r.restoreACLs(w, fd)
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			fmt.Fprintf(w, "claude: cannot check the mode of %s: %v\n", quote.String(r.name), os.NewSyscallError("fstat", err))
@@ -106,8 +133,95 @@ func fchmodFD(fd int, mode uint32) error {
 
 // chmodProcFD is fchmodFD for kernels without fchmodat2.
 func chmodProcFD(fd int, mode uint32) error {
-	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode); err != nil {
+	if err := unix.Chmod(procFD(fd), mode); err != nil {
 		return os.NewSyscallError("chmod", err)
+	}
+	return nil
+}
+
+// procFD names the inode fd refers to, not a path: xattr calls refuse an
+// O_PATH fd (EBADF), and the getxattr family follows the /proc link to the
+// file the fd holds.
+func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// getACLs reads the ACL xattrs of the file fd refers to, in aclKinds
+// order. ENODATA is an absent ACL; so is ENOTSUP, a file system without
+// ACLs, where the sandbox cannot set one either.
+func getACLs(fd int) ([]acl, error) {
+	var acls []acl
+	for _, k := range aclKinds {
+		v, err := getxattr(procFD(fd), k.xattr)
+		switch {
+		case errors.Is(err, unix.ENODATA), errors.Is(err, unix.ENOTSUP):
+			acls = append(acls, acl{})
+		case err != nil:
+			return nil, os.NewSyscallError("getxattr "+k.xattr, err)
+		default:
+			acls = append(acls, acl{present: true, value: v})
+		}
+	}
+	return acls, nil
+}
+
+// getxattr returns the whole value of attr, growing the buffer while the
+// value grows under it.
+func getxattr(path, attr string) ([]byte, error) {
+	for {
+		n, err := unix.Getxattr(path, attr, nil)
+		if err != nil {
+			return nil, err
+		}
+		buf := make([]byte, n)
+		n, err = unix.Getxattr(path, attr, buf)
+		if errors.Is(err, unix.ERANGE) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}
+
+// restoreACLs puts back each ACL of r that changed: the old value, or none
+// where there was none.
+func (r rootMode) restoreACLs(w io.Writer, fd int) {
+	now, err := getACLs(fd)
+	if err != nil {
+		fmt.Fprintf(w, "claude: cannot check the ACLs of %s: %v\n", quote.String(r.name), err)
+		return
+	}
+	for i, k := range aclKinds {
+		old, cur := r.acls[i], now[i]
+		if old.present == cur.present && bytes.Equal(old.value, cur.value) {
+			continue
+		}
+		what := "changed"
+		switch {
+		case !old.present:
+			what = "added"
+		case !cur.present:
+			what = "removed"
+		}
+		if err := setACL(fd, k.xattr, old); err != nil {
+			fmt.Fprintf(w, "claude: the sandbox %s the %s ACL of %s and it cannot be put back: %v: run %s %s\n",
+				what, k.name, quote.String(r.name), err, k.setfacl, quote.String(r.name))
+			continue
+		}
+		fmt.Fprintf(w, "claude: the sandbox %s the %s ACL of %s: restored\n", what, k.name, quote.String(r.name))
+	}
+}
+
+// setACL gives the file fd refers to the ACL a: its value, or none.
+func setACL(fd int, attr string, a acl) error {
+	if !a.present {
+		if err := unix.Removexattr(procFD(fd), attr); err != nil && !errors.Is(err, unix.ENODATA) {
+			return os.NewSyscallError("removexattr", err)
+		}
+		return nil
+	}
+	if err := unix.Setxattr(procFD(fd), attr, a.value, 0); err != nil {
+		return os.NewSyscallError("setxattr", err)
 	}
 	return nil
 }

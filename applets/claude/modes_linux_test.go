@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +161,88 @@ func TestProjectRootModeRestored(t *testing.T) {
 	}
 	if n := strings.Count(r.Stderr, "claude: the sandbox changed the mode of "); n != 2 {
 		t.Errorf("stderr:\n%s\nwant 2 lines about changed modes (the project and the sandbox home), got %d", r.Stderr, n)
+	}
+}
+
+// getfacl prints the ACLs of dir, access and default, without the header.
+func getfacl(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("getfacl", "--omit-header", "--absolute-names", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("getfacl %s: %v\n%s", dir, err, out)
+	}
+	return string(out)
+}
+
+func setfacl(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("setfacl", args...).CombinedOutput(); err != nil {
+		t.Fatalf("setfacl %q: %v\n%s", args, err, out)
+	}
+}
+
+// TestRestoreACLs: an ACL the sandbox added, changed or removed on a bind
+// root is put back at exit, on the fd, with one line each; the mode too.
+func TestRestoreACLs(t *testing.T) {
+	testutil.RequireCommand(t, "setfacl")
+	testutil.RequireCommand(t, "getfacl")
+	base := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		start  []string   // setfacl arguments before the record, nil: none
+		change [][]string // setfacl commands inside
+		want   string
+	}{
+		{"default added", nil, [][]string{{"-d", "-m", "o::rwx,m::rwx,g::rwx"}},
+			"claude: the sandbox added the default ACL of DIR: restored\n"},
+		{"access changed", []string{"-m", "u:nobody:r-x"}, [][]string{{"-m", "u:nobody:rwx,o::rwx"}},
+			"claude: the sandbox changed the access ACL of DIR: restored\n"},
+		{"default removed", []string{"-d", "-m", "o::---,g::---"}, [][]string{{"-k"}},
+			"claude: the sandbox removed the default ACL of DIR: restored\n"},
+		{"both added", nil, [][]string{{"-m", "u:nobody:rwx"}, {"-d", "-m", "o::rwx"}},
+			"claude: the sandbox added the access ACL of DIR: restored\n" +
+				"claude: the sandbox added the default ACL of DIR: restored\n" +
+				"claude: the sandbox changed the mode of DIR from 0700 to 0770: restored 0700\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(base, strings.ReplaceAll(tc.name, " ", "-")+"\x1b[2J")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if tc.start != nil {
+				setfacl(t, append(tc.start, dir)...)
+			}
+			before, mode := getfacl(t, dir), modeOf(t, dir)
+			m, err := recordModes([]string{dir}, []*os.File{openPath(t, dir)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range tc.change {
+				setfacl(t, append(c, dir)...)
+			}
+			if getfacl(t, dir) == before {
+				t.Fatalf("setfacl %q changed nothing", tc.change)
+			}
+			// The name leads elsewhere now: restore works on the fd.
+			moved := dir + "-moved"
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			m.restore(&out)
+			want := strings.ReplaceAll(tc.want, "DIR", `"`+strings.ReplaceAll(dir, "\x1b", `\x1b`)+`"`)
+			if out.String() != want {
+				t.Errorf("restore printed %q, want %q", out.String(), want)
+			}
+			if got := strings.ReplaceAll(getfacl(t, moved), moved, dir); got != before {
+				t.Errorf("ACLs after restore:\n%s\nwant\n%s", got, before)
+			}
+			if got := modeOf(t, moved); got != mode {
+				t.Errorf("mode after restore = %v, want %v", got, mode)
+			}
+		})
 	}
 }

@@ -36,7 +36,7 @@ var skipTrees = []string{".cache", ".mozilla", ".thunderbird", ".config/google-c
 // more than one link on dir's file system among the home's dot-files, the
 // entries of its dot-directories and of their directories to three levels
 // below the home (~/.config/systemd/user/x.service, not skipTrees nor dir),
-// of $XDG_CONFIG_HOME to two levels below it, of the PATH directories in
+// of $XDG_CONFIG_HOME outside them to two levels below it, of the PATH directories in
 // the home, and the config file; "" if none. A scan cut short by
 // maxDirEntries or maxScanEntries returns where it stopped.
 func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
@@ -78,20 +78,28 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 		dots  bool // only its dot-files and dot-directories
 		depth int  // levels of subdirectories to look into
 	}
-	scans := []scan{{s.Home, true, scanDepth - 1}}
-	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) && !under(filepath.Clean(x), s.Home) {
-		scans = append(scans, scan{filepath.Clean(x), false, scanDepth - 2})
+	// The home's walk first: the others read only what it has not.
+	scans, more := []scan{{s.Home, true, scanDepth - 1}}, []scan(nil)
+	inDotDir := func(p string) bool {
+		r, err := filepath.Rel(s.Home, p)
+		return err == nil && under(p, s.Home) && strings.HasPrefix(r, ".")
+	}
+	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) && !inDotDir(filepath.Clean(x)) {
+		more = append(more, scan{filepath.Clean(x), false, scanDepth - 2})
 	}
 	for _, p := range pathDirs {
 		if under(p, s.Home) {
-			scans = append(scans, scan{p, false, 0})
+			more = append(more, scan{p, false, 0})
 		}
 	}
 	read := 0
 	cut := func(d, why string) string {
 		return fmt.Sprintf("perhaps another name of a file in %s (the scan for hard links was cut short there, at %s)", qt.String(d), why)
 	}
-	for len(scans) > 0 {
+	for len(scans) > 0 || len(more) > 0 {
+		if len(scans) == 0 {
+			scans, more = more, nil
+		}
 		sc := scans[0]
 		scans = scans[1:]
 		if skip[sc.dir] {

@@ -78,14 +78,19 @@ func TestHardlinkedDeeper(t *testing.T) {
 	for _, tt := range []struct {
 		file string
 		want bool
+		xdg  string
 	}{
-		{"/home/u/.emacs.d/init.el", true},
-		{"/home/u/.vim/plugin/x.vim", true},
-		{"/home/u/.config/fish/conf.d/x.fish", true},
-		{"/home/u/.config/systemd/user/x.service", true},
-		{"/home/u/.config/a/b/c/d", false},
-		{"/home/u/.cache/x/y", false},
-		{"/home/u/.mozilla/firefox/x", false},
+		{"/home/u/.emacs.d/init.el", true, ""},
+		{"/home/u/.vim/plugin/x.vim", true, ""},
+		{"/home/u/.config/fish/conf.d/x.fish", true, ""},
+		{"/home/u/.config/systemd/user/x.service", true, ""},
+		{"/home/u/.config/a/b/c/d", false, ""},
+		{"/home/u/.cache/x/y", false, ""},
+		{"/home/u/.mozilla/firefox/x", false, ""},
+		{"/home/u/.config/systemd/user/y.service", true, "/home/u/.config"},
+		{"/home/u/conf/systemd/user/y.service", true, "/home/u/conf"},
+		{"/home/u/conf/a/b/y", true, "/home/u/conf"},
+		{"/home/u/conf/a/b/c/y", false, "/home/u/conf"},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			h := debianHost()
@@ -93,7 +98,11 @@ func TestHardlinkedDeeper(t *testing.T) {
 				h.files[d] = "d"
 			}
 			h.files[tt.file] = "f"
-			l, err := Build(linkedHost{h, map[string]uint64{tt.file: 2}}, baseSpec())
+			s := baseSpec()
+			if tt.xdg != "" {
+				s.Environ = append(append([]string(nil), s.Environ...), "XDG_CONFIG_HOME="+tt.xdg)
+			}
+			l, err := Build(linkedHost{h, map[string]uint64{tt.file: 2}}, s)
 			if err != nil {
 				t.Fatal(err)
 			}

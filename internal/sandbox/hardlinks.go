@@ -16,12 +16,29 @@ import (
 // configuration that has more than one link on the project's file system
 // keeps the project from being bound read-write.
 
+// The bounds of the scan: entries read in one directory and in all. A
+// scan that reaches one is incomplete, and keeps the project from being
+// bound read-write.
+var maxDirEntries, maxScanEntries = 4096, 32768
+
+// scanDepth is how many levels of the home's dot-directories the scan
+// reads: ~/.config/systemd/user's entries, not deeper.
+const scanDepth = 3
+
+// skipTrees are the trees of the home the scan does not read: caches,
+// browser profiles, package stores, the sandbox homes.
+var skipTrees = []string{".cache", ".mozilla", ".thunderbird", ".config/google-chrome", ".config/chromium",
+	".config/BraveSoftware", ".local/share/Trash", ".npm", ".cargo/registry", ".rustup", ".nvm",
+	".claude-homes", ".claude-home", ".git/objects"}
+
 // hardlinked returns, as hostRuns does, a file the host runs or reads as
 // configuration that may have another name in dir: a regular file with
 // more than one link on dir's file system among the home's dot-files, the
-// entries of ~/.config (and $XDG_CONFIG_HOME) and of the directories in
-// it, of ~/.ssh, ~/.gnupg and ~/.local/bin, of the PATH directories in the
-// home, and the config file; "" if none.
+// entries of its dot-directories and of their directories to three levels
+// below the home (~/.config/systemd/user/x.service, not skipTrees nor dir),
+// of $XDG_CONFIG_HOME outside them to two levels below it, of the PATH directories in
+// the home, and the config file; "" if none. A scan cut short by
+// maxDirEntries or maxScanEntries returns where it stopped.
 func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 	fi, err := h.Lstat(dir)
 	if err != nil {
@@ -47,29 +64,59 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 			return r
 		}
 	}
-	type scan struct {
-		dir   string
-		dots  bool // only its dot-files
-		depth int  // levels of subdirectories to look into
+	skip := map[string]bool{dir: true}
+	for _, t := range skipTrees {
+		skip[filepath.Join(s.Home, t)] = true
 	}
-	scans := []scan{{s.Home, true, 0}, {filepath.Join(s.Home, ".config"), false, 1},
-		{filepath.Join(s.Home, ".ssh"), false, 0}, {filepath.Join(s.Home, ".gnupg"), false, 0},
-		{filepath.Join(s.Home, ".local", "bin"), false, 0}}
-	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
-		scans = append(scans, scan{filepath.Clean(x), false, 1})
-	}
-	for _, p := range pathDirs {
-		if under(p, s.Home) && p != filepath.Join(s.Home, ".local", "bin") {
-			scans = append(scans, scan{p, false, 0})
+	for _, d := range []string{s.SandboxHome, s.Homes, s.Tmp} {
+		if d != "" {
+			skip[filepath.Clean(d)] = true
 		}
 	}
-	for len(scans) > 0 {
+	type scan struct {
+		dir   string
+		dots  bool // only its dot-files and dot-directories
+		depth int  // levels of subdirectories to look into
+	}
+	// The home's walk first: the others read only what it has not.
+	scans, more := []scan{{s.Home, true, scanDepth - 1}}, []scan(nil)
+	inDotDir := func(p string) bool {
+		r, err := filepath.Rel(s.Home, p)
+		return err == nil && under(p, s.Home) && strings.HasPrefix(r, ".")
+	}
+	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) && !inDotDir(filepath.Clean(x)) {
+		more = append(more, scan{filepath.Clean(x), false, scanDepth - 2})
+	}
+	for _, p := range pathDirs {
+		if under(p, s.Home) {
+			more = append(more, scan{p, false, 0})
+		}
+	}
+	read := 0
+	cut := func(d, why string) string {
+		return fmt.Sprintf("perhaps another name of a file in %s (the scan for hard links was cut short there, at %s)", qt.String(d), why)
+	}
+	for len(scans) > 0 || len(more) > 0 {
+		if len(scans) == 0 {
+			scans, more = more, nil
+		}
 		sc := scans[0]
 		scans = scans[1:]
+		if skip[sc.dir] {
+			continue
+		}
+		skip[sc.dir] = true // read once
 		ents, _ := h.ReadDir(sc.dir)
+		n := 0
 		for _, e := range ents {
 			if sc.dots && !strings.HasPrefix(e.Name(), ".") {
 				continue
+			}
+			if n++; n > maxDirEntries {
+				return cut(sc.dir, fmt.Sprintf("more than %d entries in it", maxDirEntries))
+			}
+			if read++; read > maxScanEntries {
+				return cut(sc.dir, fmt.Sprintf("more than %d entries in all", maxScanEntries))
 			}
 			p := filepath.Join(sc.dir, e.Name())
 			switch {
@@ -77,7 +124,7 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 				if r := check(p); r != "" {
 					return r
 				}
-			case e.IsDir() && sc.depth > 0:
+			case e.IsDir() && sc.depth >= 0:
 				scans = append(scans, scan{p, false, sc.depth - 1})
 			}
 		}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestHardlinkedKeepsProjectFromRW(t *testing.T) {
 		{"a file of ~/.config's directories", "/home/u/.config/nvim/init.lua", true},
 		{"a program in ~/.local/bin", "/home/u/.local/bin/tool", true},
 		{"a file of the home that is not a dot-file", "/home/u/notes.txt", false},
-		{"deeper in ~/.config", "/home/u/.config/a/b/c", false},
+		{"three levels down ~/.config", "/home/u/.config/a/b/c", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := debianHost()
@@ -65,6 +66,97 @@ func TestHardlinkedKeepsProjectFromRW(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("notice %q: %v, want %v (%q)", want, got, tt.want, l.Notices)
+			}
+		})
+	}
+}
+
+// TestHardlinkedDeeper: the startup files of editors, shells and user
+// services a few levels down the home's dot-directories keep the project
+// from read-write when hard-linked; the trees the scan skips do not.
+func TestHardlinkedDeeper(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want bool
+		xdg  string
+	}{
+		{"/home/u/.emacs.d/init.el", true, ""},
+		{"/home/u/.vim/plugin/x.vim", true, ""},
+		{"/home/u/.config/fish/conf.d/x.fish", true, ""},
+		{"/home/u/.config/systemd/user/x.service", true, ""},
+		{"/home/u/.config/a/b/c/d", false, ""},
+		{"/home/u/.cache/x/y", false, ""},
+		{"/home/u/.mozilla/firefox/x", false, ""},
+		{"/home/u/.config/systemd/user/y.service", true, "/home/u/.config"},
+		{"/home/u/conf/systemd/user/y.service", true, "/home/u/conf"},
+		{"/home/u/conf/a/b/y", true, "/home/u/conf"},
+		{"/home/u/conf/a/b/c/y", false, "/home/u/conf"},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			h := debianHost()
+			for d := filepath.Dir(tt.file); d != "/home/u"; d = filepath.Dir(d) {
+				h.files[d] = "d"
+			}
+			h.files[tt.file] = "f"
+			s := baseSpec()
+			if tt.xdg != "" {
+				s.Environ = append(append([]string(nil), s.Environ...), "XDG_CONFIG_HOME="+tt.xdg)
+			}
+			l, err := Build(linkedHost{h, map[string]uint64{tt.file: 2}}, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "its project /home/u/projects/p holds another name of " + tt.file + " (a file of 2 hard links on its file system"
+			got := false
+			for _, n := range l.Notices {
+				got = got || strings.Contains(n, want)
+			}
+			if got != tt.want {
+				t.Errorf("notice %q: %v, want %v (%q)", want, got, tt.want, l.Notices)
+			}
+		})
+	}
+}
+
+// TestHardlinkedScanCut: a directory with more entries than the scan
+// reads, or more entries in all, leaves the scan incomplete: the project
+// is not bound read-write, the line naming where the scan stopped.
+func TestHardlinkedScanCut(t *testing.T) {
+	defer func(d, a int) { maxDirEntries, maxScanEntries = d, a }(maxDirEntries, maxScanEntries)
+	maxDirEntries, maxScanEntries = 4, 8
+	for _, tt := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"within the caps", []string{"/home/u/.vim/a", "/home/u/.vim/b", "/home/u/.vim/c"}, ""},
+		{"a directory", []string{"/home/u/.vim/a", "/home/u/.vim/b", "/home/u/.vim/c", "/home/u/.vim/d", "/home/u/.vim/e"},
+			"a file in /home/u/.vim (the scan for hard links was cut short there, at more than 4 entries in it)"},
+		{"in all", []string{"/home/u/.vim/a", "/home/u/.vim/b", "/home/u/.vim/c", "/home/u/.emacs.d/a", "/home/u/.emacs.d/b", "/home/u/.emacs.d/c"},
+			"(the scan for hard links was cut short there, at more than 8 entries in all)"},
+		{"a skipped tree", []string{"/home/u/.cache/a", "/home/u/.cache/b", "/home/u/.cache/c", "/home/u/.cache/d", "/home/u/.cache/e"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			for _, f := range tt.files {
+				h.files[filepath.Dir(f)] = "d"
+				h.files[f] = "f"
+			}
+			l, err := Build(linkedHost{h, nil}, baseSpec())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			for _, n := range l.Notices {
+				if strings.Contains(n, "cut short") {
+					got = n
+				}
+			}
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Errorf("notice %q, want one with %q", got, tt.want)
+			}
+			if tt.want != "" && !strings.Contains(got, "its project /home/u/projects/p holds") {
+				t.Errorf("notice %q: the project is shown", got)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
+	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
 
 // Status is the verdict of one check.
@@ -81,6 +82,9 @@ type Host interface {
 	// TrustBinDir is bindir.CheckTrusted: nil if only root can change the
 	// bin directory and the directories above it.
 	TrustBinDir(binDir string) error
+	// Tree is the file system as toolchain.Make asks about it, for the
+	// toolchains check.
+	Tree() toolchain.Host
 }
 
 // Config says what to check: the installed paths and the launcher's
@@ -131,6 +135,7 @@ var checks = []check{
 	checkUserManager, checkSlice,
 	checkNetnsEnter, checkWhitelist, checkNamespace, checkFirewall, checkDNS, checkPolicy,
 	checkBinDir, checkAgent, checkAgentHash,
+	checkToolchains,
 }
 
 // Run makes every check, in order.

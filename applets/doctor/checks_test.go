@@ -103,7 +103,7 @@ func (h *fakeHost) AgentState(dir string) (*bindir.State, error) {
 }
 
 func (h *fakeHost) TrustBinDir(string) error { return h.trust }
-func (h *fakeHost) Tree() toolchain.Host      { return h.tree }
+func (h *fakeHost) Tree() toolchain.Host     { return h.tree }
 
 const (
 	bin       = "/opt/claude/bin/claude.2.1.0"

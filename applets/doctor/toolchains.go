@@ -3,8 +3,10 @@ package doctor
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
@@ -13,6 +15,35 @@ import (
 // homesName is the launcher's directory of per-project sandbox homes
 // below the real home: what the sandbox writes, so never a toolchain.
 const homesName = ".claude-homes"
+
+// sandboxWritable returns the launcher's places the sandbox writes, as
+// its knobs set them: the per-project homes, the shared sandbox home
+// (CLAUDE_SBX_HOME) and the private tmp (CLAUDE_SBX_TMP). A PATH
+// directory in one is visible inside anyway, never a toolchain.
+func sandboxWritable(h Host, home string) []string {
+	var out []string
+	sbxHome := h.Getenv("CLAUDE_SBX_HOME")
+	if sbxHome == "" {
+		sbxHome = buildinfo.HomeName
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, homesName))
+		if !filepath.IsAbs(sbxHome) {
+			sbxHome = filepath.Join(home, sbxHome)
+		}
+	}
+	if filepath.IsAbs(sbxHome) {
+		out = append(out, filepath.Clean(sbxHome))
+	}
+	tmp := h.Getenv("CLAUDE_SBX_TMP")
+	if tmp == "" {
+		tmp = "/tmp/claude-private-" + strconv.Itoa(h.UID())
+	}
+	if filepath.IsAbs(tmp) {
+		out = append(out, filepath.Clean(tmp))
+	}
+	return out
+}
 
 // toolchainsFix is what to do about a PATH directory left out.
 const toolchainsFix = "bind it yourself with a ro line in ~/.claude-sandbox-init if it holds no secret, or take it off your PATH (see Toolchains in docs/launcher.md)"
@@ -33,10 +64,7 @@ func checkToolchains(s *state) Result {
 	}
 	home := s.h.Getenv("HOME")
 	path := s.h.Getenv("PATH")
-	var writable []string
-	if home != "" {
-		writable = append(writable, filepath.Join(home, homesName))
-	}
+	writable := sandboxWritable(s.h, home)
 	bin := filepath.Clean(s.c.BinDir)
 	plan := toolchain.Make(s.h.Tree(), toolchain.Input{
 		Home: home,

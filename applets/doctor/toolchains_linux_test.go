@@ -41,7 +41,7 @@ func mkdirs(t *testing.T, dirs ...string) {
 func TestToolchainsCheck(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "u")
 	cargo, gobin := filepath.Join(home, ".cargo/bin"), filepath.Join(home, "go/bin")
-	mkdirs(t, cargo, filepath.Join(home, ".rustup/toolchains"), gobin, filepath.Join(home, homesName, "p/bin"))
+	mkdirs(t, cargo, filepath.Join(home, ".rustup/toolchains"), gobin, filepath.Join(home, homesName, "p/bin"), filepath.Join(home, ".claude-home/bin"))
 	missing := filepath.Join(home, "nope/bin")
 	for _, tt := range []struct {
 		name   string
@@ -56,6 +56,8 @@ func TestToolchainsCheck(t *testing.T) {
 			[]string{"shown read-only from your PATH: rustup (" + cargo + " " + filepath.Join(home, ".rustup/toolchains") + ", from " + cargo + ")",
 				"go install (" + gobin + ", from " + gobin + ")",
 				"left out: " + missing + " does not exist"}, ""},
+		{"where the sandbox writes", []string{filepath.Join(home, ".claude-home/bin"), filepath.Join(home, homesName, "p/bin")}, OK,
+			[]string{"no toolchain of your PATH needs showing: the sandbox has the system's"}, ""},
 		{"the home itself", []string{home, cargo}, Warn,
 			[]string{"left out: " + home + " is or holds the home directory"}, toolchainsFix},
 	} {
@@ -63,6 +65,9 @@ func TestToolchainsCheck(t *testing.T) {
 			r := toolchainsResult(t, home, tt.path...)
 			if r.Status != tt.status || r.Fix != tt.fix {
 				t.Errorf("toolchains = %s %q fix %q, want %s fix %q", r.Status, r.Message, r.Fix, tt.status, tt.fix)
+			}
+			if tt.name == "where the sandbox writes" && r.Message != tt.want[0] {
+				t.Errorf("toolchains message = %q, want %q", r.Message, tt.want[0])
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(r.Message, w) {

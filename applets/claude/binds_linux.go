@@ -21,6 +21,9 @@ func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
 	}
 	rules := dirRules(k, uid)
 	homeRules(rules, l, uid)
+	if err := cacheRules(rules, l, uid); err != nil {
+		return nil, err
+	}
 	b := binder{home: home, writable: l.Writable, rules: rules}
 	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/release"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
+	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
 
 // Status is the verdict of one check.
@@ -81,6 +82,9 @@ type Host interface {
 	// TrustBinDir is bindir.CheckTrusted: nil if only root can change the
 	// bin directory and the directories above it.
 	TrustBinDir(binDir string) error
+	// Tree is the file system as toolchain.Make asks about it, for the
+	// toolchains check.
+	Tree() toolchain.Host
 }
 
 // Config says what to check: the installed paths and the launcher's
@@ -131,6 +135,7 @@ var checks = []check{
 	checkUserManager, checkSlice,
 	checkNetnsEnter, checkWhitelist, checkNamespace, checkFirewall, checkDNS, checkPolicy,
 	checkBinDir, checkAgent, checkAgentHash,
+	checkToolchains,
 }
 
 // Run makes every check, in order.
@@ -818,7 +823,7 @@ func checkAgentHash(s *state) Result {
 	v, err := release.ParseVersion(agentVersion(target))
 	if err != nil || path.Dir(bin) != path.Clean(s.c.BinDir) {
 		r.Status = Warn
-		r.Message = fmt.Sprintf("%s points to %s, not to a claude.VERSION that claude-update installed: nothing records its hash", link, target)
+		r.Message = fmt.Sprintf("%s points to %s, not to a claude.VERSION that claude-update installed: nothing records its hash", quote.String(link), quote.String(target))
 		r.Fix = "sudo claude-update"
 		return r
 	}
@@ -850,11 +855,11 @@ func checkAgentHash(s *state) Result {
 		return r
 	}
 	if sum != rec.SHA256 || size != rec.Size {
-		r.Message = fmt.Sprintf("%s has SHA-256 %s (%d bytes), but %s records %s (%d bytes): the binary changed after claude-update verified it", bin, sum, size, stateFile, rec.SHA256, rec.Size)
+		r.Message = fmt.Sprintf("%s has SHA-256 %s (%d bytes), but %s records %s (%d bytes): the binary changed after claude-update verified it", bin, sum, size, stateFile, quote.String(rec.SHA256), rec.Size)
 		r.Fix = "sudo claude-update --force " + v.String()
 		return r
 	}
-	r.Status, r.Message = OK, fmt.Sprintf("%s matches the SHA-256 claude-update verified (from %s)", path.Base(bin), rec.Source)
+	r.Status, r.Message = OK, fmt.Sprintf("%s matches the SHA-256 claude-update verified (from %s)", path.Base(bin), quote.String(rec.Source))
 	if h, ok := st.HoldVersion(); ok {
 		r.Message += fmt.Sprintf("; held at %s (sudo claude-update --unhold follows the channel again)", h)
 	}

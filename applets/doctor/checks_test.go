@@ -17,6 +17,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
 
 // fakeHost is a machine made of tables.
@@ -32,6 +33,7 @@ type fakeHost struct {
 	uid       int
 	user      string
 	bwrap     string // "" for none found
+	tree      toolchain.Host
 }
 
 func (h *fakeHost) ReadFile(p string) ([]byte, error) {
@@ -101,6 +103,7 @@ func (h *fakeHost) AgentState(dir string) (*bindir.State, error) {
 }
 
 func (h *fakeHost) TrustBinDir(string) error { return h.trust }
+func (h *fakeHost) Tree() toolchain.Host     { return h.tree }
 
 const (
 	bin       = "/opt/claude/bin/claude.2.1.0"
@@ -228,7 +231,7 @@ func TestHealthy(t *testing.T) {
 			if root && r.Check == "user" {
 				want = Warn
 			}
-			if root && (r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "whitelist") {
+			if root && (r.Check == "toolchains" || r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "whitelist") {
 				want = Skip
 			}
 			if !root && r.Check == "firewall" {

@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
 
 // osHost is the real machine.
@@ -105,3 +108,15 @@ func (osHost) SHA256(p string) (string, int64, error) {
 
 func (osHost) AgentState(dir string) (*bindir.State, error) { return bindir.ReadState(dir) }
 func (osHost) TrustBinDir(dir string) error                 { return bindir.CheckTrusted(dir) }
+
+func (osHost) Tree() toolchain.Host { return osTree{} }
+
+// osTree is the real file system for toolchain.Make. It only looks: the
+// doctor binds nothing, so nothing here is checked again on an fd.
+type osTree struct{}
+
+func (osTree) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
+func (osTree) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
+func (osTree) Readlink(p string) (string, error)       { return os.Readlink(p) }
+func (osTree) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
+func (osTree) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }

@@ -92,7 +92,7 @@ func TestRootRealHost(t *testing.T) {
 	testutil.RequireCommand(t, "bwrap")
 	bin := testutil.Binary(t)
 	order := []string{"user", "userns-clone", "max-userns", "apparmor", "bwrap", "sandbox-probe", "seccomp",
-		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash"}
+		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash", "toolchains"}
 
 	dir, agent := agentDir(t)
 	sum := sha256.Sum256([]byte(agentScript))
@@ -128,6 +128,9 @@ func TestRootRealHost(t *testing.T) {
 		}
 		if c := line(t, r, "sandbox-probe"); c.Status != Skip {
 			t.Errorf("sandbox-probe as root = %+v, want skip", c)
+		}
+		if c := line(t, r, "toolchains"); c.Status != Skip {
+			t.Errorf("toolchains as root = %+v, want skip", c)
 		}
 		if c := line(t, r, "seccomp"); c.Status != OK {
 			t.Errorf("seccomp = %+v, want ok on this kernel", c)
@@ -230,6 +233,10 @@ func TestRootRealHost(t *testing.T) {
 		// is skipped too.
 		if c := line(t, r, "firewall"); c.Status != Skip {
 			t.Errorf("firewall as a user = %+v, want skip", c)
+		}
+		// The user's real PATH through the real tree: never a FAIL.
+		if c := line(t, r, "toolchains"); c.Status != OK && c.Status != Warn {
+			t.Errorf("toolchains as a user = %+v, want ok or warn", c)
 		}
 		// The agent binary handed to the user: the user could rewrite
 		// what every sandbox runs.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // followPoll is how often denials --follow looks for new lines.
@@ -31,7 +32,7 @@ func denials(ctx context.Context, cfg netcfg.Config, name string, follow bool, s
 	if errors.Is(err, os.ErrNotExist) {
 		if !follow {
 			if _, serr := os.Stat(cfg.PolicyPath(name)); serr != nil {
-				return fmt.Errorf("no denial log of %s (%s): is it up with a policy line, and netns-dns running (systemctl status netns-dns)?", name, path)
+				return fmt.Errorf("no denial log of %s (%s): is it up with a policy line, and netns-dns running (systemctl status netns-dns)?", name, quote.String(path))
 			}
 			return nil // up, nothing denied yet
 		}
@@ -89,14 +90,15 @@ func printLog(path string, w io.Writer, off *int64) error {
 	}
 }
 
+// printable returns a log line with each space-separated field that is
+// not safe to print (control bytes, escape sequences, bidirectional
+// overrides, invalid UTF-8) quoted by quote.String: the names in the log
+// come from the sandbox, and a field that is safe reads as logged, so
+// that the advice after "allow with:" can be copied.
 func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\uFFFD' {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
+	fields := strings.Split(s, " ")
+	for i, f := range fields {
+		fields[i] = quote.String(f)
 	}
-	return b.String()
+	return strings.Join(fields, " ")
 }

@@ -56,7 +56,7 @@ func TestDenials(t *testing.T) {
 	if err := denials(context.Background(), cfg, "a", false, multicall.Stdio{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
-	want := "old line\nt1 refused A x.evil.test\\x1b[2J: allow with: domain x.evil.test\n"
+	want := "old line\nt1 refused A \"x.evil.test\\x1b[2J:\" allow with: domain x.evil.test\n"
 	if out.String() != want {
 		t.Fatalf("denials printed %q, want %q", out.String(), want)
 	}

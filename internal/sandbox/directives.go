@@ -134,6 +134,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		// Decided before the config's mounts (project.go, agentgit.go).
 	case sandboxcfg.Network:
 		// Decided before the plan (network.go).
+	case sandboxcfg.Cache:
+		// Decided with the home (cache.go).
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

@@ -37,6 +37,9 @@ func TestGoldenHomes(t *testing.T) {
 		{"project", ""},
 		{"shared", "home shared"},
 		{"shared-under", "home shared\nif pwd-under ~/projects\n  home project\nend"},
+		{"cache-shared", "cache shared"},
+		{"cache-project", "cache shared\nif pwd-under ~/projects\n  cache project\nend"},
+		{"cache-shared-home-shared", "home shared\ncache shared"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,6 +68,24 @@ func TestHomeMountPointsNotThroughLinks(t *testing.T) {
 	h.files[home+"/.claude"] = "/home/u/.ssh"
 	_, err := Build(h, s)
 	want := "sandbox home: " + home + "/.claude is a symlink in " + home + ", which the sandbox can write"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("Build = %v, want %s...", err, want)
+	}
+}
+
+// A symlink the project's agent left in its home would have bwrap make a
+// shared cache's mount point through it, on the host.
+func TestCacheMountPointsNotThroughLinks(t *testing.T) {
+	h := debianHost()
+	s := baseSpec()
+	s.Homes = "/home/u/.claude-homes"
+	s.Config = parseConfig(t, s, "cache shared")
+	home := "/home/u/.claude-homes/" + ProjectHomeName("/home/u/projects/p", 0, 0)
+	h.files["/home/u/.claude-homes"] = "d"
+	h.files[home] = "d"
+	h.files[home+"/go"] = "/home/u/.ssh"
+	_, err := Build(h, s)
+	want := "cache shared: " + home + "/go is a symlink in " + home + ", which the sandbox can write"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("Build = %v, want %s...", err, want)
 	}

@@ -158,6 +158,11 @@ func Build(h Host, s Spec) (*Launch, error) {
 	// The environment: scrub, then set ours; the chain's own (env.go).
 	// The config's setenv and unsetenv change both.
 	chain := l.environment(h, s, env, net.systemd)
+	// The download caches every project shares with `cache shared`
+	// (cache.go).
+	if err := l.caches(h, s, env); err != nil {
+		return nil, err
+	}
 	// The project of the working directory (project.go).
 	proj, err := l.addProject(h, s)
 	if err != nil {

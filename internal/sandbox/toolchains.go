@@ -256,3 +256,18 @@ func (l *Launch) visibleAsHost(h Host, path string) bool {
 	}
 	return false
 }
+
+// SystemVisible reports whether path is one of the system directories the
+// launcher binds read-only at the same path where they exist (/usr/bin,
+// /bin, ...), or lies in one: what toolchain.Input.Visible answers before
+// any toolchain is bound. The doctor uses it to show what the launcher
+// would show.
+func SystemVisible(path string) bool {
+	path = filepath.Clean(path)
+	for _, d := range append(append([]string(nil), usrDirs...), rootDirs...) {
+		if path == d || under(path, d) {
+			return true
+		}
+	}
+	return false
+}

@@ -52,6 +52,13 @@ const (
 	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
 	Home         = "home"          // home project|shared: a sandbox home per project (default), or one for all
 	Toolchains   = "toolchains"    // toolchains auto|off|DIR...: the toolchains shown read-only, from PATH (auto) and DIRs
+	Cache        = "cache"         // cache project|shared: download caches per project home (default), or shared by every project
+)
+
+// Values of the cache directive.
+const (
+	CacheProject = "project"
+	CacheShared  = "shared"
 )
 
 // Values of the home directive.
@@ -361,6 +368,15 @@ func check(name string, args []string, known func(string) bool) error {
 			}
 		}
 		return nil
+	case Cache:
+		if err := nargs(1, 1, "project|shared"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case CacheProject, CacheShared:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want project or shared", name, args[0])
 	case Git:
 		if err := nargs(1, 1, "read-only|commit"); err != nil {
 			return err

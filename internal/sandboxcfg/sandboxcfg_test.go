@@ -59,6 +59,10 @@ func TestParse(t *testing.T) {
 			{Line: 1, Name: Home, Args: []string{"shared"}},
 			{Line: 2, Name: Home, Args: []string{"project"}},
 		}},
+		{"cache", "cache shared\ncache project", []Directive{
+			{Line: 1, Name: Cache, Args: []string{"shared"}},
+			{Line: 2, Name: Cache, Args: []string{"project"}},
+		}},
 		{"git", "git commit\ngit read-only", []Directive{
 			{Line: 1, Name: Git, Args: []string{"commit"}},
 			{Line: 2, Name: Git, Args: []string{"read-only"}},
@@ -142,6 +146,10 @@ func TestParseErrors(t *testing.T) {
 		{"home value", "home private", `~/.claude-sandbox-init:1: home: "private": want project or shared`},
 		{"home missing", "home", "~/.claude-sandbox-init:1: home: missing argument: want home project|shared"},
 		{"home too many", "home shared project", "~/.claude-sandbox-init:1: home: too many arguments: want home project|shared"},
+		{"cache value", "cache global", `~/.claude-sandbox-init:1: cache: "global": want project or shared`},
+		{"cache missing", "cache", "~/.claude-sandbox-init:1: cache: missing argument: want cache project|shared"},
+		{"cache too many", "cache shared project", "~/.claude-sandbox-init:1: cache: too many arguments: want cache project|shared"},
+		{"cache escape", "cache 'shared\x1b[2K'", `~/.claude-sandbox-init:1: cache: "shared\x1b[2K": want project or shared`},
 		{"empty path", `ro ""`, "~/.claude-sandbox-init:1: ro: empty path"},
 		{"command relative", "command claude", `~/.claude-sandbox-init:1: command: "claude" is not an absolute path (start it with /, ~/ or $HOME)`},
 	}
@@ -213,6 +221,7 @@ func FuzzParse(f *testing.F) {
 		"ro ${HOME}/x\\ y # c\n",
 		"symlink usr/lib /lib\nunsetenv A B\ncommand /bin/sh -c 'x'\n",
 		"home shared\nif pwd-under ~/work\n home project\nend\n",
+		"cache shared\nif pwd-under ~/work\n cache project\nend\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -22,6 +22,7 @@ import (
 // unless up would have nothing to do.
 func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.Stdio) error {
 	var missing []string
+	var dnsErr error // netns-dns does not answer for the namespace
 	out := func(format string, args ...any) { fmt.Fprintf(stdio.Out, format+"\n", args...) }
 	out("namespace %s", name)
 
@@ -111,15 +112,29 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall
 	} else if p, err := netpolicy.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
 		out("  policy    %v", err)
 		missing = append(missing, "policy")
-	} else if p.Mode != netpolicy.PolicyAllowlist {
-		out("  policy    %s", p.Mode)
-	} else if ok, err := nft.Exists(p.Table, -1); err != nil {
-		return fmt.Errorf("firewall: %w", err)
-	} else if ok {
-		out("  policy    allowlist (%d domain lines), table inet %s: present", len(p.Domains), p.Table)
 	} else {
-		out("  policy    allowlist, table inet %s: missing", p.Table)
-		missing = append(missing, "policy table")
+		if p.Mode != netpolicy.PolicyAllowlist {
+			out("  policy    %s", p.Mode)
+		} else if ok, err := nft.Exists(p.Table, -1); err != nil {
+			return fmt.Errorf("firewall: %w", err)
+		} else if ok {
+			out("  policy    allowlist (%d domain lines), table inet %s: present", len(p.Domains), p.Table)
+		} else {
+			out("  policy    allowlist, table inet %s: missing", p.Table)
+			missing = append(missing, "policy table")
+		}
+		if state == nsPresent {
+			dnsErr = checkDNS(path, cfg.Gateway(), p)
+			if dnsErr != nil {
+				out("  dns       %s:53: %v", cfg.Gateway(), dnsErr)
+				missing = append(missing, "dns")
+			} else {
+				out("  dns       %s:53: answers", cfg.Gateway())
+			}
+		}
+	}
+	if len(missing) == 1 && dnsErr != nil {
+		return fmt.Errorf("%w: systemctl restart netns-dns (journalctl -u netns-dns says why it stopped)", dnsErr)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("namespace %s is not up (missing: %s): systemctl restart netns@%s, or netns-setup up %s", name, strings.Join(missing, "; "), name, name)

@@ -285,6 +285,11 @@ func matchExprs(m Match, sets map[string]*nftables.Set) ([]expr.Any, error) {
 			&expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: be16(m.PortLo)},
 			&expr.Cmp{Op: expr.CmpOpLte, Register: 1, Data: be16(m.PortHi)},
 		), nil
+	case MatchSocketMark:
+		return []expr.Any{
+			&expr.Socket{Key: expr.SocketKeyMark, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(m.Mark)},
+		}, nil
 	case MatchLimit:
 		return []expr.Any{&expr.Limit{Type: expr.LimitTypePkts, Rate: uint64(m.PortLo), Unit: expr.LimitTimeSecond, Burst: uint32(m.PortHi)}}, nil
 	}

@@ -92,8 +92,17 @@ func checkResolver(name string) error {
 
 // resolverAnswers is checkResolver with the paths and addresses of cfg.
 func resolverAnswers(cfg netcfg.Config, name string) error {
-	if _, err := os.Stat(cfg.PolicyPath(name)); errors.Is(err, os.ErrNotExist) {
+	b, err := os.ReadFile(cfg.PolicyPath(name))
+	if errors.Is(err, os.ErrNotExist) {
 		return nil // no policy: the host's resolver, as the firewall says
+	}
+	if err != nil {
+		return err
+	}
+	if p, err := netpolicy.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
+		return fmt.Errorf("%w: sudo systemctl restart netns@%s", err, name)
+	} else if p.NoPolicyLine {
+		return nil // open as before policies: its resolv.conf names the resolver
 	}
 	q := new(dns.Msg)
 	q.SetQuestion(".", dns.TypeNS)

@@ -33,8 +33,14 @@ func TestResolverAnswers(t *testing.T) {
 	if err := check("nopolicy"); err != nil {
 		t.Fatalf("resolverAnswers without a policy file = %v, want nil (the host's resolver)", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "agents.json"), []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, mode := range map[string]string{"agents": `"allowlist"`, "old": `"open","no_policy_line":true`} {
+		policy := `{"name":"` + name + `","addr":"10.10.0.2","mode":` + mode + `,"upstream":["127.0.0.53:53"]}`
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := check("old"); err != nil {
+		t.Fatalf("resolverAnswers without a policy line = %v, want nil (its resolv.conf names the resolver)", err)
 	}
 	err := check("agents")
 	if err == nil || !strings.HasPrefix(err.Error(), "netns-dns does not answer on 127.0.0.1:53 for namespace agents (") ||

@@ -63,6 +63,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 	if fw.Policy == "" {
 		p.Mode = netpolicy.PolicyOpen
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
+		p.NoPolicyLine = true
 	}
 	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {

@@ -84,6 +84,14 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall
 		if len(steps) > 0 {
 			missing = append(missing, netcfg.FormatSteps(steps))
 		}
+		if ok, err := nft.Exists(nft.InsideTable, int(ns)); err != nil {
+			return fmt.Errorf("firewall in %s: %w", name, err)
+		} else if ok {
+			out("  inside    table inet %s: present", nft.InsideTable)
+		} else {
+			out("  inside    table inet %s: missing", nft.InsideTable)
+			missing = append(missing, "inside table")
+		}
 	}
 
 	if b, err := os.ReadFile(cfg.ResolvConfPath(name)); err == nil {
@@ -123,7 +131,7 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall
 			out("  policy    allowlist, table inet %s: missing", p.Table)
 			missing = append(missing, "policy table")
 		}
-		if state == nsPresent {
+		if state == nsPresent && !p.NoPolicyLine {
 			dnsErr = checkDNS(path, cfg.Gateway(), p)
 			if dnsErr != nil {
 				out("  dns       %s:53: %v", cfg.Gateway(), dnsErr)

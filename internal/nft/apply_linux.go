@@ -133,6 +133,8 @@ func hook(h string) *nftables.ChainHook {
 		return nftables.ChainHookInput
 	case "forward":
 		return nftables.ChainHookForward
+	case "output":
+		return nftables.ChainHookOutput
 	case "postrouting":
 		return nftables.ChainHookPostrouting
 	}

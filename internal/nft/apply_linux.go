@@ -59,6 +59,10 @@ func Apply(r Ruleset, netnsFd int) error {
 		}
 	}
 	if err := c.Flush(); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			// An expression the kernel has no module for.
+			return fmt.Errorf("%w (the kernel lacks a module of table %s: nft_socket, nft_reject_inet, nft_masq or nft_ct: modprobe them): %w", ErrUnavailable, r.Table, err)
+		}
 		return unavailable(err)
 	}
 	return nil

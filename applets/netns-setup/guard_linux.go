@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
@@ -65,12 +66,17 @@ func guard(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.
 }
 
 // missingTable names a table of namespace name's firewall that is missing
-// while the namespace is up ("" if none is, or if the namespace is down:
-// then there is nothing to guard, and down is not undone).
+// while the namespace is up ("" if none is, or if the namespace or its
+// link is gone: then there is nothing to guard, and down is not undone).
 func missingTable(cfg netcfg.Config, name string) (string, error) {
 	path := cfg.NetnsPath(name)
 	if st, err := inspectNetns(path); err != nil || st != nsPresent {
 		return "", err
+	}
+	// down removes the link first: a namespace on its way down is not
+	// brought back.
+	if _, err := netlink.LinkByName(netcfg.HostVeth(name)); err != nil {
+		return "", nil
 	}
 	if ok, err := nft.Exists(nft.TableName, -1); err != nil || !ok {
 		return "table inet " + nft.TableName, err

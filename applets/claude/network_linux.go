@@ -1,12 +1,16 @@
 package claude
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
@@ -75,4 +79,36 @@ func describePolicy(name string) string {
 		return "policy open (every name and address of the internet, DNS through netns-dns)"
 	}
 	return fmt.Sprintf("policy allowlist (%d domain lines; refused: sudo netns-setup denials %s)", len(p.Domains), name)
+}
+
+// checkResolver refuses to start in a namespace with a policy whose
+// resolver, netns-dns on the gateway, does not answer a query from the
+// host (it refuses one: the host is no namespace of its): the sandbox
+// would have no names, and the bridge firewall lets its queries reach no
+// other server.
+func checkResolver(name string) error {
+	return resolverAnswers(netcfg.Default(buildinfo.Sysconfdir), name)
+}
+
+// resolverAnswers is checkResolver with the paths and addresses of cfg.
+func resolverAnswers(cfg netcfg.Config, name string) error {
+	b, err := os.ReadFile(cfg.PolicyPath(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // no policy: the host's resolver, as the firewall says
+	}
+	if err != nil {
+		return err
+	}
+	if p, err := netpolicy.ParsePolicy(cfg.PolicyPath(name), b); err != nil {
+		return fmt.Errorf("%w: sudo systemctl restart netns@%s", err, name)
+	} else if p.NoPolicyLine {
+		return nil // open as before policies: its resolv.conf names the resolver
+	}
+	q := new(dns.Msg)
+	q.SetQuestion(".", dns.TypeNS)
+	gw := netip.AddrPortFrom(cfg.Gateway(), 53).String()
+	if _, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, gw); err != nil {
+		return fmt.Errorf("netns-dns does not answer on %s for namespace %s (%w): sudo systemctl restart netns-dns", gw, name, err)
+	}
+	return nil
 }

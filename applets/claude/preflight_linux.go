@@ -19,6 +19,11 @@ func preflight(ctx context.Context, l *sandbox.Launch, bwrapPath string, in inpu
 	if err := bwrap.CheckAppArmor(ctx, bwrapPath, l.Plan, readFile); err != nil {
 		return err
 	}
+	if len(l.NetnsEnter) > 1 {
+		if err := checkResolver(l.NetnsEnter[1]); err != nil {
+			return err
+		}
+	}
 	// The agent's own repository (git commit) is a bind source: it must
 	// exist before the binds are opened.
 	if l.AgentGit != "" {

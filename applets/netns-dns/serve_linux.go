@@ -48,10 +48,14 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	r.Refresh = func() { loader.refresh(false) }
 
 	// IP_FREEBIND: the bridge may get its address after we start
-	// (systemd-networkd configures it in parallel).
+	// (systemd-networkd configures it in parallel). SO_MARK: the bridge
+	// firewall lets the sandboxes' DNS in only to a socket with this mark.
 	lc := net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
 		var serr error
-		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_FREEBIND, 1) })
+		err := c.Control(func(fd uintptr) {
+			serr = errors.Join(unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_FREEBIND, 1),
+				unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MARK, nft.DNSMark))
+		})
 		return errors.Join(err, serr)
 	}}
 	pc, err := lc.ListenPacket(ctx, "udp4", o.listen.String())

@@ -22,7 +22,14 @@ func hostFirewall(cfg netcfg.Config, host *netlink.Handle, dns dnsPlan, undo *un
 	if err != nil {
 		return err
 	}
-	spec := nft.Spec{Bridge: cfg.Bridge, Subnet: cfg.Subnet(), Resolvers: dns.tableResolvers, Allow: main.Allow}
+	resolvers := dns.tableResolvers
+	if main.Policy != "" {
+		// Every namespace has a policy and asks netns-dns, and only it:
+		// no other resolver's port 53 is open (a LAN resolver, or one on
+		// the host, would answer any name).
+		resolvers = nil
+	}
+	spec := nft.Spec{Bridge: cfg.Bridge, Subnet: cfg.Subnet(), Resolvers: resolvers, Allow: main.Allow, NetnsDNS: dns.netnsDNS}
 	if err := nft.Apply(nft.Build(spec), -1); err != nil {
 		return fmt.Errorf("firewall: %w", err)
 	}

@@ -6,6 +6,7 @@
 //	netns-setup up NAME       make or repair namespace NAME (idempotent)
 //	netns-setup down NAME     remove what up made (idempotent)
 //	netns-setup status NAME   print the state; exit 1 unless it is fully up
+//	netns-setup guard NAME    keep its firewall in place (netns@.service)
 //	netns-setup denials NAME [--follow]
 //	                          print what the namespace's policy refused
 //
@@ -123,6 +124,8 @@ func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 		do = down
 	case "status":
 		do = status
+	case "guard":
+		do = guard
 	case "denials":
 		do = func(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.Stdio) error {
 			return denials(ctx, cfg, name, follow, stdio)

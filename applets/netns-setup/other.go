@@ -17,3 +17,6 @@ func down(context.Context, netcfg.Config, string, multicall.Stdio) error {
 func status(context.Context, netcfg.Config, string, multicall.Stdio) error {
 	return errors.ErrUnsupported
 }
+func guard(context.Context, netcfg.Config, string, multicall.Stdio) error {
+	return errors.ErrUnsupported
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
@@ -23,14 +22,6 @@ func loadPolicy(cfg netcfg.Config, name string) (netpolicy.Config, error) {
 // gateway, where netns-dns listens: when any namespace may have a policy.
 func gatewayDNS(cfg netcfg.Config, fw netpolicy.Config) bool {
 	return netpolicy.AnyPolicy(cfg.FirewallConfig, fw)
-}
-
-// withGateway adds the gateway to the resolvers the bridge firewall opens.
-func withGateway(rs []netip.Addr, gw netip.Addr) []netip.Addr {
-	if slices.Contains(rs, gw) {
-		return rs
-	}
-	return append(slices.Clone(rs), gw)
 }
 
 // policyFor is what netns-dns is told about namespace name at addr: the
@@ -72,6 +63,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 	if fw.Policy == "" {
 		p.Mode = netpolicy.PolicyOpen
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
+		p.NoPolicyLine = true
 	}
 	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {

@@ -19,6 +19,9 @@ type dnsPlan struct {
 	resolvers []netip.Addr
 	// tableResolvers get port 53 open in the bridge firewall.
 	tableResolvers []netip.Addr
+	// netnsDNS, if set, is the gateway, where netns-dns answers: port 53
+	// there is open only for its socket.
+	netnsDNS netip.Addr
 }
 
 // planResolvers picks the namespace's resolvers from the config's resolver
@@ -37,8 +40,12 @@ func planResolvers(cfg netcfg.Config, fw netpolicy.Config) (dnsPlan, error) {
 		// netns-dns on the gateway, and only it.
 		resolvers = []netip.Addr{cfg.Gateway()}
 	}
+	var netnsDNS netip.Addr
 	if gatewayDNS(cfg, fw) {
-		tableResolvers = withGateway(tableResolvers, cfg.Gateway())
+		// netns-dns holds the gateway's port 53: only its socket may get
+		// the sandboxes' queries there.
+		netnsDNS = cfg.Gateway()
+		tableResolvers = slices.DeleteFunc(tableResolvers, func(a netip.Addr) bool { return a == netnsDNS })
 	}
-	return dnsPlan{hostResolv: hostResolv, resolvers: resolvers, tableResolvers: tableResolvers}, nil
+	return dnsPlan{hostResolv: hostResolv, resolvers: resolvers, tableResolvers: tableResolvers, netnsDNS: netnsDNS}, nil
 }

@@ -46,6 +46,9 @@ func up(ctx context.Context, cfg netcfg.Config, name string, _ multicall.Stdio) 
 	if err := namespaceSysctls(path, name); err != nil {
 		return err
 	}
+	if err := insideFirewall(cfg, path, name, host, fw, dns); err != nil {
+		return err
+	}
 	addr, err := links(cfg, name, path, host, br, &undo)
 	if err != nil {
 		return err

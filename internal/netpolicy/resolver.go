@@ -25,6 +25,11 @@ type Policy struct {
 	// Table is the namespace's nftables table (allowlist mode).
 	Table   string         `json:"table,omitempty"`
 	Domains []PolicyDomain `json:"domains,omitempty"`
+	// NoPolicyLine: the config has no policy line, and the namespace is
+	// open as before policies (its resolv.conf may name another resolver
+	// than netns-dns). Only a namespace with a policy line depends on
+	// netns-dns answering.
+	NoPolicyLine bool `json:"no_policy_line,omitempty"`
 	// Generation changes with every up, which makes the table anew and
 	// so empties its sets: netns-dns forgets what it pinned.
 	Generation int64 `json:"generation"`

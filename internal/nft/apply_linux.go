@@ -59,6 +59,10 @@ func Apply(r Ruleset, netnsFd int) error {
 		}
 	}
 	if err := c.Flush(); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			// An expression the kernel has no module for.
+			return fmt.Errorf("%w (the kernel lacks a module of table %s: nft_socket, nft_reject_inet, nft_masq or nft_ct: modprobe them): %w", ErrUnavailable, r.Table, err)
+		}
 		return unavailable(err)
 	}
 	return nil
@@ -133,6 +137,8 @@ func hook(h string) *nftables.ChainHook {
 		return nftables.ChainHookInput
 	case "forward":
 		return nftables.ChainHookForward
+	case "output":
+		return nftables.ChainHookOutput
 	case "postrouting":
 		return nftables.ChainHookPostrouting
 	}
@@ -285,6 +291,11 @@ func matchExprs(m Match, sets map[string]*nftables.Set) ([]expr.Any, error) {
 			&expr.Cmp{Op: expr.CmpOpGte, Register: 1, Data: be16(m.PortLo)},
 			&expr.Cmp{Op: expr.CmpOpLte, Register: 1, Data: be16(m.PortHi)},
 		), nil
+	case MatchSocketMark:
+		return []expr.Any{
+			&expr.Socket{Key: expr.SocketKeyMark, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: binaryutil.NativeEndian.PutUint32(m.Mark)},
+		}, nil
 	case MatchLimit:
 		return []expr.Any{&expr.Limit{Type: expr.LimitTypePkts, Rate: uint64(m.PortLo), Unit: expr.LimitTimeSecond, Burst: uint32(m.PortHi)}}, nil
 	}

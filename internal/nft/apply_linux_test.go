@@ -17,12 +17,9 @@ func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
 func TestApplyMatchesNft(t *testing.T) {
 	testutil.RequireRoot(t)
 	testutil.RequireCommand(t, "nft")
-	for _, name := range []string{"lan-resolver", "resolved-stub"} {
+	for _, name := range []string{"lan-resolver", "resolved-stub", "netns-dns"} {
 		t.Run(name, func(t *testing.T) {
-			spec := goldenSpec()
-			if name == "resolved-stub" {
-				spec = stubSpec()
-			}
+			spec := map[string]Spec{"lan-resolver": goldenSpec(), "resolved-stub": stubSpec(), "netns-dns": policySpec()}[name]
 			ours, theirs := testutil.Netns(t, "nftA"), testutil.Netns(t, "nftB")
 			f := testutil.OpenNetns(t, ours)
 			rs := Build(spec)

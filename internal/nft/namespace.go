@@ -3,6 +3,7 @@ package nft
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
@@ -77,6 +78,96 @@ func BuildNamespace(s NamespaceSpec) Ruleset {
 				{Match: []Match{{Kind: MatchIIFName, Name: s.Bridge}, {Kind: MatchSAddr, Prefix: netip.PrefixFrom(s.Addr, 32)}}, Verdict: Verdict{Kind: Jump, Chain: "egress"}},
 			}},
 			{Name: "egress", Rules: rules},
+		},
+	}
+}
+
+// InsideTable is the table inside every sandbox namespace (family inet),
+// the second layer: it holds without the host's tables.
+const InsideTable = "claude_sandbox_in"
+
+// InsideSpec is what the table inside a namespace depends on.
+type InsideSpec struct {
+	// Gateway is the host's bridge address, from which the host itself
+	// reaches the sandbox.
+	Gateway netip.Addr
+	// Resolvers are the DNS servers of its resolv.conf: port 53 of each
+	// is open.
+	Resolvers []netip.Addr
+	// Allow are the allow lines of the main file and the namespace's.
+	Allow []netpolicy.Allow
+	// Host are the host's own addresses (its uplink, its LAN address).
+	Host []netip.Addr
+}
+
+// BuildInside plans the table inside a sandbox namespace, which only root
+// there can change (the sandbox holds no capability in the namespace). It
+// does not depend on the host's tables, and so still holds when they are
+// gone (an nft flush ruleset on the host): nothing comes in but replies
+// and the host's own connections (from the gateway);
+// out go replies, DNS to the resolvers, the allow lines, and anything that
+// is neither an address of the host nor in the blocked ranges
+// (netpolicy.Blocked4, Blocked6), which the host's tables then judge. The
+// host is dropped here, the LAN, link-local (cloud metadata) and the other
+// sandboxes rejected (ICMP administratively prohibited), as the bridge's
+// table does, whatever the host's tables say.
+func BuildInside(s InsideSpec) Ruleset {
+	accept := Verdict{Kind: Accept}
+	reject := Verdict{Kind: RejectAdminProhibited}
+	established := Match{Kind: MatchEstablished}
+	out := []Rule{
+		{Match: []Match{{Kind: MatchOIFName, Name: "lo"}}, Verdict: accept},
+		{Match: []Match{established}, Verdict: accept},
+	}
+	for _, r := range s.Resolvers {
+		for _, proto := range []string{"udp", "tcp"} {
+			out = append(out, Rule{Match: []Match{daddr(netip.PrefixFrom(r, r.BitLen())), dport(proto, 53, 53)}, Verdict: accept})
+		}
+	}
+	for _, a := range s.Allow {
+		m := []Match{daddr(a.Dest)}
+		if a.Proto != "" {
+			m = append(m, dport(a.Proto, a.PortLo, a.PortHi))
+		}
+		out = append(out, Rule{Match: m, Verdict: accept})
+	}
+	sets := []Set{
+		{Name: "blocked4", Elements: netpolicy.Blocked4},
+		{Name: "blocked6", IPv6: true, Elements: netpolicy.Blocked6},
+	}
+	var host4, host6 []netip.Prefix
+	hosts := slices.Clone(s.Host)
+	slices.SortFunc(hosts, netip.Addr.Compare)
+	for _, a := range slices.Compact(hosts) {
+		if a.Is4() {
+			host4 = append(host4, netip.PrefixFrom(a, 32))
+		} else {
+			host6 = append(host6, netip.PrefixFrom(a, 128))
+		}
+	}
+	if len(host4) > 0 {
+		sets = append(sets, Set{Name: "host4", Elements: host4})
+		out = append(out, Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "host4"}}, Verdict: Verdict{Kind: Drop}})
+	}
+	if len(host6) > 0 {
+		sets = append(sets, Set{Name: "host6", IPv6: true, Elements: host6})
+		out = append(out, Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "host6", IPv6: true}}, Verdict: Verdict{Kind: Drop}})
+	}
+	out = append(out,
+		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked4"}}, Verdict: reject},
+		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked6", IPv6: true}}, Verdict: reject},
+	)
+	return Ruleset{
+		Table: InsideTable,
+		Sets:  sets,
+		Chains: []Chain{
+			{Name: chainInput, Base: &Base{Type: "filter", Hook: "input", Priority: "filter"}, Rules: []Rule{
+				{Match: []Match{{Kind: MatchIIFName, Name: "lo"}}, Verdict: accept},
+				{Match: []Match{established}, Verdict: accept},
+				{Match: []Match{{Kind: MatchSAddr, Prefix: netip.PrefixFrom(s.Gateway, s.Gateway.BitLen())}}, Verdict: accept},
+				{Verdict: Verdict{Kind: Drop}},
+			}},
+			{Name: "output", Base: &Base{Type: "filter", Hook: "output", Priority: "filter"}, Rules: out},
 		},
 	}
 }

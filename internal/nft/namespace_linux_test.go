@@ -49,3 +49,25 @@ func TestApplyNamespaceMatchesNft(t *testing.T) {
 		t.Fatalf("pin set after two Pins:\n%s", set)
 	}
 }
+
+// TestApplyInsideMatchesNft: the table inside a namespace applied through
+// netlink is what nft makes of its golden file.
+func TestApplyInsideMatchesNft(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireCommand(t, "nft")
+	ours, theirs := testutil.Netns(t, "nftF"), testutil.Netns(t, "nftG")
+	f := testutil.OpenNetns(t, ours)
+	rs := BuildInside(insideSpec())
+	if err := Apply(rs, int(f.Fd())); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	testutil.InNetns(t, theirs, "nft", "-f", filepath.Join("testdata", "inside.nft"))
+	got := testutil.InNetns(t, ours, "nft", "list", "table", "inet", rs.Table)
+	want := testutil.InNetns(t, theirs, "nft", "list", "table", "inet", rs.Table)
+	if got != want {
+		t.Fatalf("kernel ruleset from Apply:\n%s\nfrom nft -f of the golden file:\n%s", got, want)
+	}
+	if normalize(got) != normalize(rs.String()) {
+		t.Fatalf("nft list prints:\n%s\nString() is:\n%s", got, rs.String())
+	}
+}

@@ -30,7 +30,18 @@ type Spec struct {
 	Resolvers []netip.Addr
 	// Allow are the extra destinations of the config file.
 	Allow []netpolicy.Allow
+	// NetnsDNS, if set, is the gateway where netns-dns answers: its port 53
+	// is open to the sandboxes only for a socket marked DNSMark (netns-dns
+	// marks its own), so that no other server that binds it (or 0.0.0.0:53)
+	// ever gets a sandbox's query, whether netns-dns runs or not.
+	NetnsDNS netip.Addr
 }
+
+// DNSMark is the socket mark (SO_MARK) of netns-dns's listening sockets,
+// which the rule for NetnsDNS requires. It stays clear of the bits other
+// software marks with (kube-proxy's 0x4000 and 0x8000, Tailscale's
+// 0xff0000, wg-quick's 0xca6c).
+const DNSMark = 0x0e53
 
 // Ruleset is a table as data.
 type Ruleset struct {
@@ -81,6 +92,7 @@ const (
 	MatchDAddrSet                         // destination address in set Name (IPv6: ip6)
 	MatchDPort                            // Proto and destination port in PortLo..PortHi
 	MatchLimit                            // under PortLo packets a second, burst PortHi
+	MatchSocketMark                       // the local socket the packet goes to has mark Mark
 )
 
 // Match is one condition of a rule.
@@ -92,6 +104,7 @@ type Match struct {
 	Prefix         netip.Prefix
 	Proto          string
 	PortLo, PortHi uint16
+	Mark           uint32
 }
 
 // VerdictKind is what a rule does.
@@ -127,8 +140,9 @@ const (
 // Build plans the ruleset:
 //
 //   - input from the bridge (to any address of the host): replies to the
-//     host's own connections pass; DNS to a resolver and the allowlist
-//     pass; everything else is dropped;
+//     host's own connections pass; DNS to netns-dns's own socket (NetnsDNS),
+//     DNS to a resolver and the allowlist pass; everything else is
+//     dropped;
 //   - forwarded from the bridge: back to the bridge (sandbox to sandbox) is
 //     dropped; replies pass; DNS to a resolver and the allowlist pass;
 //     private, shared, link-local, loopback, multicast and reserved
@@ -157,6 +171,11 @@ func Build(s Spec) Ruleset {
 	}
 
 	in := []Rule{{Match: []Match{established}, Verdict: accept}}
+	if gw := s.NetnsDNS; gw.IsValid() {
+		for _, proto := range []string{"udp", "tcp"} {
+			in = append(in, Rule{Match: []Match{daddr(netip.PrefixFrom(gw, gw.BitLen())), dport(proto, 53, 53), {Kind: MatchSocketMark, Mark: DNSMark}}, Verdict: accept})
+		}
+	}
 	in = append(in, open...)
 	in = append(in, Rule{Verdict: drop})
 
@@ -280,6 +299,8 @@ func (m Match) String() string {
 		return fmt.Sprintf("%s dport %d-%d", m.Proto, m.PortLo, m.PortHi)
 	case MatchLimit:
 		return fmt.Sprintf("limit rate %d/second burst %d packets", m.PortLo, m.PortHi)
+	case MatchSocketMark:
+		return fmt.Sprintf("socket mark 0x%08x", m.Mark)
 	}
 	return fmt.Sprintf("match(%d)", m.Kind)
 }

@@ -34,6 +34,16 @@ func stubSpec() Spec {
 	}
 }
 
+// policySpec is a host whose sandboxes have a policy: DNS only to
+// netns-dns's socket on the gateway.
+func policySpec() Spec {
+	return Spec{
+		Bridge:   "br-netns",
+		Subnet:   netip.MustParsePrefix("10.10.0.0/16"),
+		NetnsDNS: netip.MustParseAddr("10.10.0.1"),
+	}
+}
+
 func TestGolden(t *testing.T) {
 	tests := []struct {
 		name string
@@ -41,6 +51,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"lan-resolver", goldenSpec()},
 		{"resolved-stub", stubSpec()},
+		{"netns-dns", policySpec()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,65 @@
+package claude
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// TestResolverAnswers: the launcher refuses a policy namespace whose
+// netns-dns does not answer, with the fix on one line, and starts once it
+// answers (REFUSED, as netns-dns answers the host, will do). It runs in a
+// throwaway network namespace whose loopback plays the bridge address.
+func TestResolverAnswers(t *testing.T) {
+	ns := testutil.Netns(t, "rslv")
+	testutil.InNetns(t, ns, "ip", "link", "set", "lo", "up")
+	dir := t.TempDir()
+	cfg := netcfg.Config{PolicyDir: dir, BridgeAddr: netip.MustParsePrefix("127.0.0.1/8")}
+	check := func(name string) (err error) {
+		if e := testutil.InNetnsThread(ns, func() error { err = resolverAnswers(cfg, name); return nil }); e != nil {
+			t.Fatal(e)
+		}
+		return err
+	}
+
+	if err := check("nopolicy"); err != nil {
+		t.Fatalf("resolverAnswers without a policy file = %v, want nil (the host's resolver)", err)
+	}
+	for name, mode := range map[string]string{"agents": `"allowlist"`, "old": `"open","no_policy_line":true`} {
+		policy := `{"name":"` + name + `","addr":"10.10.0.2","mode":` + mode + `,"upstream":["127.0.0.53:53"]}`
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := check("old"); err != nil {
+		t.Fatalf("resolverAnswers without a policy line = %v, want nil (its resolv.conf names the resolver)", err)
+	}
+	err := check("agents")
+	if err == nil || !strings.HasPrefix(err.Error(), "netns-dns does not answer on 127.0.0.1:53 for namespace agents (") ||
+		!strings.HasSuffix(err.Error(), "): sudo systemctl restart netns-dns") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("resolverAnswers with nothing on port 53 = %v, want one line: netns-dns does not answer on 127.0.0.1:53 for namespace agents (...): sudo systemctl restart netns-dns", err)
+	}
+
+	var pc net.PacketConn
+	if err := testutil.InNetnsThread(ns, func() (err error) { pc, err = net.ListenPacket("udp4", "127.0.0.1:53"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	refuse := dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		r := new(dns.Msg)
+		w.WriteMsg(r.SetRcode(q, dns.RcodeRefused))
+	})
+	s := &dns.Server{PacketConn: pc, Handler: refuse}
+	go s.ActivateAndServe()
+	t.Cleanup(func() { s.Shutdown() })
+	if err := check("agents"); err != nil {
+		t.Fatalf("resolverAnswers with netns-dns answering = %v, want nil", err)
+	}
+}

@@ -1,0 +1,37 @@
+package netnssetup
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+)
+
+// insideFirewall writes the table inside the namespace at path
+// (nft.InsideTable), before it gets a link: the second layer, which keeps
+// the host, the LAN and link-local addresses out of reach also when the
+// host's tables are gone. It is part of the namespace and goes with it.
+func insideFirewall(cfg netcfg.Config, path, name string, host *netlink.Handle, fw netpolicy.Config, dns dnsPlan) error {
+	hostAddrs, err := addrList(host, nil)
+	if err != nil {
+		return err
+	}
+	spec := nft.InsideSpec{Gateway: cfg.Gateway(), Resolvers: dns.resolvers, Allow: fw.Allow}
+	// IPv4 only: the namespace has no IPv6 but on lo.
+	for _, p := range hostAddrs {
+		spec.Host = append(spec.Host, p.Addr())
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer ns.Close()
+	if err := nft.Apply(nft.BuildInside(spec), int(ns)); err != nil {
+		return fmt.Errorf("firewall in %s: %w", name, err)
+	}
+	return nil
+}

@@ -213,6 +213,7 @@ func FuzzParse(f *testing.F) {
 		"ro ${HOME}/x\\ y # c\n",
 		"symlink usr/lib /lib\nunsetenv A B\ncommand /bin/sh -c 'x'\n",
 		"home shared\nif pwd-under ~/work\n home project\nend\n",
+		"limit memory 8G\nlimit tasks 2048\nif pwd-under ~/work\n limit cpu 200%\n limit tmp 4G\nend\nbudget optional\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -59,17 +59,51 @@ func (l *Launch) addLimit(d sandboxcfg.Directive) error {
 	return nil
 }
 
+// UserControllers is the file that lists the cgroup controllers the
+// user's manager may use (cgroup v2): what its scopes can be limited by.
+func UserControllers(uid int) string {
+	return fmt.Sprintf("/sys/fs/cgroup/user.slice/user-%d.slice/user@%d.service/cgroup.controllers", uid, uid)
+}
+
+// controllerOf is the cgroup controller that enforces each scope property.
+var controllerOf = map[string]string{
+	sandboxcfg.LimitMemory: "memory",
+	sandboxcfg.LimitTasks:  "pids",
+	sandboxcfg.LimitCPU:    "cpu",
+}
+
 // budgets decides the sandbox's budget: each kind from the config's last
 // limit line that holds, else the admin's ceiling, else the default; a
 // request above the ceiling refuses the start. Memory, tasks and CPU
-// become properties of the scope; without a user manager to hold them, a
-// limit refuses the start unless the config says `budget optional`. The
-// tmp limit makes /tmp a tmpfs of that size instead of the private
-// directory.
-func (l *Launch) budgets(s Spec, systemd bool) error {
-	var props, shown []string
-	var unheld []string // limits that need a user manager
-	unheldLine := 0
+// become properties of the scope when the user manager has the cgroup
+// controller that enforces them; a limit that nothing would enforce
+// refuses the start unless the config says `budget optional`. The tmp
+// limit makes /tmp a tmpfs of that size instead of the private directory.
+func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
+	// Why a scope property would not hold, "" when it would.
+	unenforced := map[string]string{}
+	if !systemd {
+		for k := range controllerOf {
+			unenforced[k] = "no systemd user manager answers"
+		}
+	} else {
+		file := UserControllers(s.UID)
+		b, err := h.ReadFile(file)
+		have := map[string]bool{}
+		for _, c := range strings.Fields(string(b)) {
+			have[c] = true
+		}
+		for k, c := range controllerOf {
+			switch {
+			case err != nil:
+				unenforced[k] = fmt.Sprintf("the user manager has no cgroup v2 controllers (%s: cannot read it: cgroup v1?)", file)
+			case !have[c]:
+				unenforced[k] = fmt.Sprintf("the user manager's cgroup has no %s controller (%s)", c, file)
+			}
+		}
+	}
+	var props, shown, unheld []string
+	unheldLine, why := 0, ""
 	for _, kind := range sandboxcfg.LimitKinds {
 		req, asked := l.budget.limits[kind]
 		ceil, capped := s.Ceiling[kind]
@@ -97,41 +131,53 @@ func (l *Launch) budgets(s Spec, systemd bool) error {
 			continue
 		}
 		switch {
+		case unenforced[kind] != "":
+			if value != 0 {
+				unheld = append(unheld, kind)
+				if why == "" {
+					why = unenforced[kind]
+				}
+				if asked && (unheldLine == 0 || req.line < unheldLine) {
+					unheldLine = req.line
+				}
+				shown = append(shown, fmt.Sprintf("%s %s (%s): not enforced: %s", kind, sandboxcfg.FormatLimit(kind, value), from, unenforced[kind]))
+			} else if systemd {
+				shown = append(shown, fmt.Sprintf("%s: no limit: %s", kind, unenforced[kind]))
+			}
 		case value != 0:
 			props = append(props, fmt.Sprintf("%s=%s", scopeProperty[kind], systemdValue(kind, value)))
 			shown = append(shown, fmt.Sprintf("%s %s (%s)", kind, sandboxcfg.FormatLimit(kind, value), from))
-			unheld = append(unheld, kind)
-			if asked && (unheldLine == 0 || req.line < unheldLine) {
-				unheldLine = req.line
-			}
 		case scopeDefaults[kind] != "":
 			props = append(props, scopeDefaults[kind])
-			shown = append(shown, fmt.Sprintf("%s %s (default)", kind, strings.SplitN(scopeDefaults[kind], "=", 2)[1]))
+			shown = append(shown, fmt.Sprintf("%s %s of the machine (default)", kind, strings.SplitN(scopeDefaults[kind], "=", 2)[1]))
 		default:
 			shown = append(shown, kind+": no limit of its own (default)")
 		}
 	}
+	if len(unheld) > 0 && !l.budget.optional {
+		if unheldLine == 0 {
+			return fmt.Errorf("%s limits %s, but %s: the sandbox cannot have its budget: start claude in a login session with a user manager on cgroup v2, or write `budget optional` in %s to start without the limits", s.CeilingName, strings.Join(unheld, ", "), why, s.ConfigName)
+		}
+		return &sandboxcfg.Error{Name: s.ConfigName, Line: unheldLine, Msg: fmt.Sprintf(
+			"limit %s: %s, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", strings.Join(unheld, ", "), why)}
+	}
 	if !systemd {
-		if len(unheld) > 0 && !l.budget.optional {
-			msg := fmt.Sprintf("limit %s: no systemd user manager answers, so the sandbox cannot have its budget; start claude in a login session with a user manager, or write `budget optional` to start without the limits", strings.Join(unheld, ", "))
-			if unheldLine == 0 {
-				return fmt.Errorf("%s limits %s: no systemd user manager answers, so the sandbox cannot have its budget: start claude in a login session with a user manager, or write `budget optional` in %s to start without the limits", s.CeilingName, strings.Join(unheld, ", "), s.ConfigName)
-			}
-			return &sandboxcfg.Error{Name: s.ConfigName, Line: unheldLine, Msg: msg}
-		}
 		l.notice(NoBudgetNotice)
-		for _, sh := range shown {
-			if strings.HasPrefix(sh, "tmp") {
-				l.Notes = append(l.Notes, "budget: "+sh)
+	} else {
+		for _, k := range sandboxcfg.LimitKinds {
+			if r := unenforced[k]; r != "" {
+				l.notice("budget: partial: " + r + ": the sandbox runs without the limits that need it (claude --sandbox-dry-run lists them)")
+				break
 			}
 		}
-		return nil
 	}
 	l.SystemdRun = withProperties(l.SystemdRun, props)
 	for _, sh := range shown {
 		l.Notes = append(l.Notes, "budget: "+sh)
 	}
-	l.Notes = append(l.Notes, "budget: the scope's limits hold within agent.slice's, which every sandbox shares (systemctl --user show agent.slice)")
+	if systemd {
+		l.Notes = append(l.Notes, "budget: the scope's limits hold within agent.slice's, which every sandbox shares (systemctl --user show agent.slice)")
+	}
 	return nil
 }
 

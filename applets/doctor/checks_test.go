@@ -31,7 +31,8 @@ type fakeHost struct {
 	trust     error // TrustBinDir's answer
 	uid       int
 	user      string
-	bwrap     string // "" for none found
+	bwrap     string           // "" for none found
+	usage     map[string]int64 // DiskUsage by directory
 }
 
 func (h *fakeHost) ReadFile(p string) ([]byte, error) {
@@ -102,6 +103,13 @@ func (h *fakeHost) AgentState(dir string) (*bindir.State, error) {
 
 func (h *fakeHost) TrustBinDir(string) error { return h.trust }
 
+func (h *fakeHost) DiskUsage(dir string) (int64, error) {
+	if n, ok := h.usage[dir]; ok {
+		return n, nil
+	}
+	return 0, &fs.PathError{Op: "lstat", Path: dir, Err: fs.ErrNotExist}
+}
+
 const (
 	bin       = "/opt/claude/bin/claude.2.1.0"
 	stateFile = "/opt/claude/bin/.claude-update.state"
@@ -141,6 +149,7 @@ var testConfig = Config{
 	Whitelist:      "/usr/local/etc/netns-enter",
 	FirewallConfig: "/usr/local/etc/netns-firewall.conf",
 	BinDir:         "/opt/claude/bin",
+	HomeName:       ".claude-home",
 	Self:           "/usr/local/bin/claude-sandbox",
 	DNSName:        "api.anthropic.com",
 }
@@ -151,6 +160,8 @@ func probeKey() string {
 
 const (
 	sliceKey     = "/usr/bin/systemd-run --user --scope --slice=agent --quiet -- true"
+	budgetKey    = "/usr/bin/systemctl --user show -p FragmentPath -p MemoryHigh -p MemoryMax -p TasksMax -p CPUWeight -p IOWeight agent.slice"
+	sliceShown   = "FragmentPath=/usr/local/lib/systemd/user/agent.slice\nMemoryHigh=18446744073\nMemoryMax=20876364595\nTasksMax=4096\nCPUWeight=50\nIOWeight=50\n"
 	enterKey     = "/usr/local/bin/netns-enter agents -- true"
 	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
 	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
@@ -184,6 +195,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			testConfig.NetnsSetup:  {Mode: 0o755},
 			"/run/netns/agents":    {Mode: 0o444},
 			"/usr/bin/systemd-run": {Mode: 0o755},
+			"/usr/bin/systemctl":   {Mode: 0o755},
 			"/usr/sbin/ip":         {Mode: 0o755},
 			testConfig.BinDir:      {Mode: fs.ModeDir | 0o755},
 			bin:                    {Mode: 0o755},
@@ -193,10 +205,12 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			"/usr/bin/bwrap --version": {Stdout: "bubblewrap 0.9.0\n"},
 			probeKey():                 {},
 			sliceKey:                   {},
+			budgetKey:                  {Stdout: sliceShown},
 			enterKey:                   {},
 			dnsKey:                     {Stdout: "160.79.104.10 via 10.10.0.1:53\n"},
 		},
-		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"},
+		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/alice"},
+		usage:     map[string]int64{"/home/alice/.claude-homes": 3 << 30, "/home/alice/.claude-home": 1},
 		reachable: map[string]bool{"/run/user/1000/systemd/private": true},
 		uid:       1000,
 		user:      "alice",
@@ -228,7 +242,7 @@ func TestHealthy(t *testing.T) {
 			if root && r.Check == "user" {
 				want = Warn
 			}
-			if root && (r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "whitelist") {
+			if root && (r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "budget" || r.Check == "sandbox-homes" || r.Check == "whitelist") {
 				want = Skip
 			}
 			if !root && r.Check == "firewall" {

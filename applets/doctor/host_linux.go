@@ -7,9 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -105,3 +107,31 @@ func (osHost) SHA256(p string) (string, int64, error) {
 
 func (osHost) AgentState(dir string) (*bindir.State, error) { return bindir.ReadState(dir) }
 func (osHost) TrustBinDir(dir string) error                 { return bindir.CheckTrusted(dir) }
+
+// DiskUsage sums the blocks of the files below dir. WalkDir does not
+// follow symlinks; another file system below dir is not entered.
+func (osHost) DiskUsage(dir string) (int64, error) {
+	var root syscall.Stat_t
+	if err := syscall.Lstat(dir, &root); err != nil {
+		return 0, err
+	}
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Dev != root.Dev {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		total += st.Blocks * 512
+		return nil
+	})
+	return total, err
+}

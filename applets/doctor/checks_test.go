@@ -327,6 +327,22 @@ func TestChecks(t *testing.T) {
 		{"scope fails", false, func(h *fakeHost) {
 			h.cmds[sliceKey] = Output{Code: 1, Stderr: "Failed to start transient scope unit: Access denied\n"}
 		}, "agent-slice", Fail, "Access denied", "run it to see: " + sliceKey + "; then: systemctl --user status agent.slice"},
+		{"budget healthy", false, func(h *fakeHost) {}, "budget", OK,
+			"agent.slice from /usr/local/lib/systemd/user/agent.slice: MemoryHigh=18446744073 MemoryMax=20876364595 TasksMax=4096 CPUWeight=50 IOWeight=50", ""},
+		{"budget without user manager", false, func(h *fakeHost) { h.reachable = map[string]bool{} },
+			"budget", Warn, "no systemd user manager: the sandbox runs without a budget", "see the systemd-user line"},
+		{"budget without slice file", false, func(h *fakeHost) {
+			h.cmds[budgetKey] = Output{Stdout: "FragmentPath=\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\nCPUWeight=[not set]\nIOWeight=[not set]\n"}
+		}, "budget", Warn, "agent.slice has no unit file", installSlice},
+		{"budget slice without limits", false, func(h *fakeHost) {
+			h.cmds[budgetKey] = Output{Stdout: "FragmentPath=/etc/systemd/user/agent.slice\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\nCPUWeight=[not set]\nIOWeight=[not set]\n"}
+		}, "budget", Warn, "agent.slice from /etc/systemd/user/agent.slice has no memory or task limit", installSlice},
+		{"homes size", false, func(h *fakeHost) {}, "sandbox-homes", OK,
+			"the sandbox homes use 3073M (/home/alice/.claude-homes 3G, /home/alice/.claude-home 1M)", ""},
+		{"homes too large", false, func(h *fakeHost) { h.usage["/home/alice/.claude-homes"] = 11 << 30 },
+			"sandbox-homes", Warn, "use 11265M (/home/alice/.claude-homes 11G, /home/alice/.claude-home 1M), more than 10G: they are bounded only by their file system",
+			"remove what the agent no longer needs (du -sh ~/.claude-homes/*), or ask the admin for a disk quota"},
+		{"no homes yet", false, func(h *fakeHost) { h.usage = nil }, "sandbox-homes", OK, "no sandbox home yet", ""},
 		{"netns-enter not setuid", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: 0o755} },
 			"netns-enter", Fail, "is not setuid", "sudo chmod 4755 /usr/local/bin/netns-enter"},
 		{"netns-enter not root's", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: fs.ModeSetuid | 0o755, UID: 1000} },

@@ -32,6 +32,9 @@ TESTFLAGS ?= -count=1 -timeout 40m
 FUZZTIME ?= 60s
 
 BIN := $(DESTDIR)$(PREFIX)/bin
+# The user manager reads its units from /usr/lib/systemd/user and
+# /usr/local/lib/systemd/user (systemd.unit(5)): agent.slice goes there.
+USERUNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/user
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MANPAGES := claude.1 claude-update.1 claude-sandbox-init.5 netns-firewall.conf.5 \
 	netns-enter.8 netns-setup.8 netns-dns.8 claude-sandbox-doctor.8
@@ -142,6 +145,8 @@ install: build
 	ln -sf claude-sandbox $(BIN)/claude-update
 	install -D -m 0644 install/sysctl.d/99-claude-code-sandbox.conf $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	install -D -m 0644 install/claude-sandbox-init $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
+	install -D -m 0644 install/claude-sandbox-limits $(DESTDIR)$(PREFIX)/share/claude-sandbox/limits.example
+	install -D -m 0644 install/systemd/agent.slice $(USERUNITDIR)/agent.slice
 	@if [ -z "$(DESTDIR)" ] && command -v sysctl >/dev/null; then \
 		sysctl -q -e -p $(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf || true; fi
 	@if $(APPARMOR_HAS_USERNS); then \
@@ -157,7 +162,10 @@ uninstall:
 	rm -f $(BIN)/claude $(BIN)/claude-update $(BIN)/claude-sandbox
 	rm -f $(DESTDIR)$(PREFIX)/lib/sysctl.d/99-claude-code-sandbox.conf
 	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/claude-sandbox-init
+	rm -f $(DESTDIR)$(PREFIX)/share/claude-sandbox/limits.example
+	rm -f $(USERUNITDIR)/agent.slice
 	-rmdir $(DESTDIR)$(PREFIX)/share/claude-sandbox $(DESTDIR)$(PREFIX)/lib/sysctl.d 2>/dev/null
+	-rmdir $(USERUNITDIR) $(DESTDIR)$(PREFIX)/lib/systemd 2>/dev/null
 	@if [ -f '$(APPARMOR_PROFILE)' ]; then \
 		if $(APPARMOR_LIVE); then apparmor_parser -R '$(APPARMOR_PROFILE)' || true; fi; \
 		rm -f '$(APPARMOR_PROFILE)' && echo "removed AppArmor profile $(APPARMOR_PROFILE)"; fi

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,6 +16,7 @@ import (
 func decide(o options, in inputs) (*sandbox.Launch, error) {
 	uid, home, userName, pwd, k := in.uid, in.home, in.userName, in.pwd, in.k
 	self, _ := os.Executable()
+	var err error
 	spec := sandbox.Spec{
 		UID: uid, User: userName, Home: home, Pwd: pwd,
 		SandboxHome: k.sandboxHome, Homes: filepath.Join(home, homesName), Tmp: k.tmp, BinDir: k.binDir,
@@ -23,6 +25,10 @@ func decide(o options, in inputs) (*sandbox.Launch, error) {
 		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,
 		Config: in.directives, ConfigName: configName,
 	}
+	if spec.Ceiling, err = loadCeiling(); err != nil {
+		return nil, err
+	}
+	spec.CeilingName = ceilingPath()
 	if o.mode == modeSeccompTable || o.mode == modeSeccompBPF {
 		spec.Shell = true // the policy does not depend on the agent
 	}
@@ -35,4 +41,21 @@ func decide(o options, in inputs) (*sandbox.Launch, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// ceilingPath is the admin's ceiling on the sandboxes' budget.
+func ceilingPath() string { return filepath.Join(buildinfo.Sysconfdir, "claude-sandbox", "limits") }
+
+// loadCeiling reads the admin's ceiling, nil if there is none. Only root
+// may own it: it bounds what every user asks for.
+func loadCeiling() (sandboxcfg.Ceiling, error) {
+	name := ceilingPath()
+	b, err := sandboxcfg.Load(name, name, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sandboxcfg.ParseCeiling(b, name)
 }

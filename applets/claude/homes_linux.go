@@ -14,10 +14,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
-// homesName is the directory below the real home that holds a sandbox
-// home per project, the shared login and the common settings
-// (sandbox.Spec.Homes).
-const homesName = ".claude-homes"
+// homesName is sandbox.HomesName.
+const homesName = sandbox.HomesName
 
 // DirID tells the device and inode of a directory, which key its
 // project's home (sandbox.IDHost).

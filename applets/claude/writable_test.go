@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -307,6 +308,7 @@ func TestBindSourceSwapRace(t *testing.T) {
 	const race = "bwrap: Race condition binding dirfd: "
 	gone := "bwrap: Can't get type of source " + inner + ": No such file or directory\n"
 	notice := "claude: not using network namespacing: namespace " + testutil.NoNetns + " is not active\n" +
+		"claude: " + sandbox.NoBudgetNotice + "\n" +
 		"claude: the working directory " + s.Home + " is not visible in the sandbox: it is your home, which the sandbox never shows; start claude in a project directory below it\n"
 	type result struct{ ok, planted, race, leaked int }
 	const workers = 4

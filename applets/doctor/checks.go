@@ -85,6 +85,9 @@ type Host interface {
 	// Tree is the file system as toolchain.Make asks about it, for the
 	// toolchains check.
 	Tree() toolchain.Host
+	// DiskUsage is the space the files below dir take, symlinks not
+	// followed, not crossing into other file systems.
+	DiskUsage(dir string) (int64, error)
 }
 
 // Config says what to check: the installed paths and the launcher's
@@ -98,6 +101,7 @@ type Config struct {
 	Whitelist      string // $(SYSCONFDIR)/netns-enter
 	FirewallConfig string // $(SYSCONFDIR)/netns-firewall.conf
 	BinDir         string // the agent's bin directory
+	HomeName       string // the shared sandbox home, in the user's home
 	// Self is this program, run inside the namespace for the DNS check.
 	Self string
 	// DNSName is the name the DNS check resolves.
@@ -132,7 +136,7 @@ var checks = []check{
 	checkUser,
 	checkUsernsClone, checkMaxUserns, checkAppArmor,
 	checkBwrap, checkProbe, checkSeccomp,
-	checkUserManager, checkSlice,
+	checkUserManager, checkSlice, checkBudget, checkHomes,
 	checkNetnsEnter, checkWhitelist, checkNamespace, checkFirewall, checkDNS, checkPolicy,
 	checkBinDir, checkAgent, checkAgentHash,
 	checkToolchains,
@@ -436,13 +440,13 @@ func checkUserManager(s *state) Result {
 	user := s.h.User()
 	switch {
 	case s.firstExisting(systemdRun...) == "":
-		r.Message = "systemd-run is not installed: the sandbox runs without a scope in agent.slice"
+		r.Message = "systemd-run is not installed: the sandbox runs without a scope in agent.slice, so without a budget"
 		r.Fix = "sudo apt-get install systemd"
 	case !path.IsAbs(dir):
-		r.Message = "XDG_RUNTIME_DIR is not set: no systemd user manager, so the sandbox runs without a scope in agent.slice"
+		r.Message = "XDG_RUNTIME_DIR is not set: no systemd user manager, so the sandbox runs without a scope in agent.slice, so without a budget"
 		r.Fix = "log in through a PAM session (sudo apt-get install libpam-systemd), or: sudo loginctl enable-linger " + user
 	case !s.h.Reachable(sandbox.UserManagerSocket(dir)):
-		r.Message = "no systemd user manager answers at " + sandbox.UserManagerSocket(dir) + ": the sandbox runs without a scope in agent.slice"
+		r.Message = "no systemd user manager answers at " + sandbox.UserManagerSocket(dir) + ": the sandbox runs without a scope in agent.slice, so without a budget"
 		r.Fix = "sudo loginctl enable-linger " + user
 	default:
 		r.Status, r.Message = OK, "systemd user manager at "+sandbox.UserManagerSocket(dir)

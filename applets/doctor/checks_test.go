@@ -34,6 +34,7 @@ type fakeHost struct {
 	user      string
 	bwrap     string // "" for none found
 	tree      toolchain.Host
+	usage     map[string]int64 // DiskUsage by directory
 }
 
 func (h *fakeHost) ReadFile(p string) ([]byte, error) {
@@ -105,6 +106,13 @@ func (h *fakeHost) AgentState(dir string) (*bindir.State, error) {
 func (h *fakeHost) TrustBinDir(string) error { return h.trust }
 func (h *fakeHost) Tree() toolchain.Host     { return h.tree }
 
+func (h *fakeHost) DiskUsage(dir string) (int64, error) {
+	if n, ok := h.usage[dir]; ok {
+		return n, nil
+	}
+	return 0, &fs.PathError{Op: "lstat", Path: dir, Err: fs.ErrNotExist}
+}
+
 const (
 	bin       = "/opt/claude/bin/claude.2.1.0"
 	stateFile = "/opt/claude/bin/.claude-update.state"
@@ -144,6 +152,7 @@ var testConfig = Config{
 	Whitelist:      "/usr/local/etc/netns-enter",
 	FirewallConfig: "/usr/local/etc/netns-firewall.conf",
 	BinDir:         "/opt/claude/bin",
+	HomeName:       ".claude-home",
 	Self:           "/usr/local/bin/claude-sandbox",
 	DNSName:        "api.anthropic.com",
 }
@@ -154,6 +163,8 @@ func probeKey() string {
 
 const (
 	sliceKey     = "/usr/bin/systemd-run --user --scope --slice=agent --quiet -- true"
+	budgetKey    = "/usr/bin/systemctl --user show -p FragmentPath -p MemoryHigh -p MemoryMax -p TasksMax -p CPUWeight -p IOWeight agent.slice"
+	sliceShown   = "FragmentPath=/usr/local/lib/systemd/user/agent.slice\nMemoryHigh=18446744073\nMemoryMax=20876364595\nTasksMax=4096\nCPUWeight=50\nIOWeight=50\n"
 	enterKey     = "/usr/local/bin/netns-enter agents -- true"
 	dnsKey       = "/usr/local/bin/netns-enter agents -- /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
 	rootDNSKey   = "/usr/sbin/ip netns exec agents /usr/local/bin/claude-sandbox doctor --resolve-with /etc/netns/agents/resolv.conf --dns-name api.anthropic.com"
@@ -187,6 +198,7 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			testConfig.NetnsSetup:  {Mode: 0o755},
 			"/run/netns/agents":    {Mode: 0o444},
 			"/usr/bin/systemd-run": {Mode: 0o755},
+			"/usr/bin/systemctl":   {Mode: 0o755},
 			"/usr/sbin/ip":         {Mode: 0o755},
 			testConfig.BinDir:      {Mode: fs.ModeDir | 0o755},
 			bin:                    {Mode: 0o755},
@@ -196,10 +208,12 @@ func healthy(t *testing.T, root bool) *fakeHost {
 			"/usr/bin/bwrap --version": {Stdout: "bubblewrap 0.9.0\n"},
 			probeKey():                 {},
 			sliceKey:                   {},
+			budgetKey:                  {Stdout: sliceShown},
 			enterKey:                   {},
 			dnsKey:                     {Stdout: "160.79.104.10 via 10.10.0.1:53\n"},
 		},
-		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"},
+		env:       map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/alice"},
+		usage:     map[string]int64{"/home/alice/.claude-homes": 3 << 30, "/home/alice/.claude-home": 1},
 		reachable: map[string]bool{"/run/user/1000/systemd/private": true},
 		uid:       1000,
 		user:      "alice",
@@ -231,7 +245,7 @@ func TestHealthy(t *testing.T) {
 			if root && r.Check == "user" {
 				want = Warn
 			}
-			if root && (r.Check == "toolchains" || r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "whitelist") {
+			if root && (r.Check == "toolchains" || r.Check == "sandbox-probe" || r.Check == "systemd-user" || r.Check == "agent-slice" || r.Check == "budget" || r.Check == "sandbox-homes" || r.Check == "whitelist") {
 				want = Skip
 			}
 			if !root && r.Check == "firewall" {
@@ -316,6 +330,22 @@ func TestChecks(t *testing.T) {
 		{"scope fails", false, func(h *fakeHost) {
 			h.cmds[sliceKey] = Output{Code: 1, Stderr: "Failed to start transient scope unit: Access denied\n"}
 		}, "agent-slice", Fail, "Access denied", "run it to see: " + sliceKey + "; then: systemctl --user status agent.slice"},
+		{"budget healthy", false, func(h *fakeHost) {}, "budget", OK,
+			"agent.slice from /usr/local/lib/systemd/user/agent.slice: MemoryHigh=18446744073 MemoryMax=20876364595 TasksMax=4096 CPUWeight=50 IOWeight=50", ""},
+		{"budget without user manager", false, func(h *fakeHost) { h.reachable = map[string]bool{} },
+			"budget", Warn, "no systemd user manager: the sandbox runs without a budget", "see the systemd-user line"},
+		{"budget without slice file", false, func(h *fakeHost) {
+			h.cmds[budgetKey] = Output{Stdout: "FragmentPath=\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\nCPUWeight=[not set]\nIOWeight=[not set]\n"}
+		}, "budget", Warn, "agent.slice has no unit file", installSlice},
+		{"budget slice without limits", false, func(h *fakeHost) {
+			h.cmds[budgetKey] = Output{Stdout: "FragmentPath=/etc/systemd/user/agent.slice\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\nCPUWeight=[not set]\nIOWeight=[not set]\n"}
+		}, "budget", Warn, "agent.slice from /etc/systemd/user/agent.slice has no memory or task limit", installSlice},
+		{"homes size", false, func(h *fakeHost) {}, "sandbox-homes", OK,
+			"the sandbox homes use 3073M (/home/alice/.claude-homes 3G, /home/alice/.claude-home 1M)", ""},
+		{"homes too large", false, func(h *fakeHost) { h.usage["/home/alice/.claude-homes"] = 11 << 30 },
+			"sandbox-homes", Warn, "use 11265M (/home/alice/.claude-homes 11G, /home/alice/.claude-home 1M), more than 10G: they are bounded only by their file system",
+			"remove what the agent no longer needs (du -sh ~/.claude-homes/*), or ask the admin for a disk quota"},
+		{"no homes yet", false, func(h *fakeHost) { h.usage = nil }, "sandbox-homes", OK, "no sandbox home yet", ""},
 		{"netns-enter not setuid", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: 0o755} },
 			"netns-enter", Fail, "is not setuid", "sudo chmod 4755 /usr/local/bin/netns-enter"},
 		{"netns-enter not root's", false, func(h *fakeHost) { h.stats[testConfig.NetnsEnter] = FileInfo{Mode: fs.ModeSetuid | 0o755, UID: 1000} },

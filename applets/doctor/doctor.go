@@ -88,6 +88,7 @@ func config(getenv func(string) string, dnsName string) (Config, error) {
 		Whitelist:      buildinfo.Sysconfdir + "/netns-enter",
 		FirewallConfig: net.FirewallConfig,
 		BinDir:         buildinfo.BinDir,
+		HomeName:       buildinfo.HomeName,
 		DNSName:        dnsName,
 	}
 	if v := getenv("CLAUDE_SBX_NETNS"); v != "" {

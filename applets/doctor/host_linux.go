@@ -120,3 +120,31 @@ func (osTree) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 func (osTree) Readlink(p string) (string, error)       { return os.Readlink(p) }
 func (osTree) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
 func (osTree) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }
+
+// DiskUsage sums the blocks of the files below dir. WalkDir does not
+// follow symlinks; another file system below dir is not entered.
+func (osHost) DiskUsage(dir string) (int64, error) {
+	var root syscall.Stat_t
+	if err := syscall.Lstat(dir, &root); err != nil {
+		return 0, err
+	}
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		if st.Dev != root.Dev {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		total += st.Blocks * 512
+		return nil
+	})
+	return total, err
+}

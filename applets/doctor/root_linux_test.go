@@ -92,7 +92,7 @@ func TestRootRealHost(t *testing.T) {
 	testutil.RequireCommand(t, "bwrap")
 	bin := testutil.Binary(t)
 	order := []string{"user", "userns-clone", "max-userns", "apparmor", "bwrap", "sandbox-probe", "seccomp",
-		"systemd-user", "agent-slice", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash", "toolchains"}
+		"systemd-user", "agent-slice", "budget", "sandbox-homes", "netns-enter", "whitelist", "namespace", "firewall", "dns", "policy", "bin-dir", "agent", "agent-hash", "toolchains"}
 
 	dir, agent := agentDir(t)
 	sum := sha256.Sum256([]byte(agentScript))

@@ -12,10 +12,6 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
 
-// homesName is the launcher's directory of per-project sandbox homes
-// below the real home: what the sandbox writes, so never a toolchain.
-const homesName = ".claude-homes"
-
 // sandboxWritable returns the launcher's places the sandbox writes, as
 // its knobs set them: the per-project homes, the shared sandbox home
 // (CLAUDE_SBX_HOME) and the private tmp (CLAUDE_SBX_TMP). A PATH
@@ -27,7 +23,7 @@ func sandboxWritable(h Host, home string) []string {
 		sbxHome = buildinfo.HomeName
 	}
 	if home != "" {
-		out = append(out, filepath.Join(home, homesName))
+		out = append(out, filepath.Join(home, sandbox.HomesName))
 		if !filepath.IsAbs(sbxHome) {
 			sbxHome = filepath.Join(home, sbxHome)
 		}

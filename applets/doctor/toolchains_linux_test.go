@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // toolchainsResult runs the doctor as alice with PATH over a real tree
@@ -41,7 +43,7 @@ func mkdirs(t *testing.T, dirs ...string) {
 func TestToolchainsCheck(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "u")
 	cargo, gobin := filepath.Join(home, ".cargo/bin"), filepath.Join(home, "go/bin")
-	mkdirs(t, cargo, filepath.Join(home, ".rustup/toolchains"), gobin, filepath.Join(home, homesName, "p/bin"), filepath.Join(home, ".claude-home/bin"))
+	mkdirs(t, cargo, filepath.Join(home, ".rustup/toolchains"), gobin, filepath.Join(home, sandbox.HomesName, "p/bin"), filepath.Join(home, ".claude-home/bin"))
 	missing := filepath.Join(home, "nope/bin")
 	for _, tt := range []struct {
 		name   string
@@ -56,7 +58,7 @@ func TestToolchainsCheck(t *testing.T) {
 			[]string{"shown read-only from your PATH: rustup (" + cargo + " " + filepath.Join(home, ".rustup/toolchains") + ", from " + cargo + ")",
 				"go install (" + gobin + ", from " + gobin + ")",
 				"left out: " + missing + " does not exist"}, ""},
-		{"where the sandbox writes", []string{filepath.Join(home, ".claude-home/bin"), filepath.Join(home, homesName, "p/bin")}, OK,
+		{"where the sandbox writes", []string{filepath.Join(home, ".claude-home/bin"), filepath.Join(home, sandbox.HomesName, "p/bin")}, OK,
 			[]string{"no toolchain of your PATH needs showing: the sandbox has the system's"}, ""},
 		{"the home itself", []string{home, cargo}, Warn,
 			[]string{"left out: " + home + " is or holds the home directory"}, toolchainsFix},

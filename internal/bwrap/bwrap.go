@@ -48,6 +48,9 @@ type Op struct {
 	Dest string
 	// Perms, if not zero, sets the mode of a Tmpfs or Dir.
 	Perms fs.FileMode
+	// Size, if not zero, is the size in bytes of a Tmpfs (bwrap --size,
+	// from bubblewrap 0.8).
+	Size uint64
 	// Args are the arguments of a Raw op.
 	Args []string
 	// SrcFD, if above 2, is an open fd of Src to bind from instead of the
@@ -121,6 +124,9 @@ func (p *Plan) Args() []string {
 		case Tmpfs, Dir:
 			if o.Perms != 0 {
 				a = append(a, "--perms", fmt.Sprintf("%04o", uint32(o.Perms.Perm())))
+			}
+			if o.Kind == Tmpfs && o.Size != 0 {
+				a = append(a, "--size", strconv.FormatUint(o.Size, 10))
 			}
 			a = append(a, flags[o.Kind], o.Dest)
 		case Proc, Dev, Mqueue, Unsetenv:

@@ -37,6 +37,7 @@ func TestArgsGolden(t *testing.T) {
 				{Kind: DevBindTry, Src: "/dev/dri", Dest: "/dev/dri"},
 				{Kind: Tmpfs, Dest: "/dev/shm"},
 				{Kind: Tmpfs, Dest: "/secret", Perms: 0o700},
+				{Kind: Tmpfs, Dest: "/tmp", Size: 4 << 30},
 				{Kind: Dir, Dest: "/run/user/1000", Perms: 0o700},
 				{Kind: Dir, Dest: "/plain"},
 				{Kind: Symlink, Src: "usr/bin", Dest: "/bin"},

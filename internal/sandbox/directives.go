@@ -136,6 +136,10 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		// Decided before the plan (network.go).
 	case sandboxcfg.Cache:
 		// Decided with the home (cache.go).
+	case sandboxcfg.Limit, sandboxcfg.Budget:
+		// Gathered here, where the conditions hold; decided after the
+		// config (budgets.go).
+		return l.addLimit(d)
 	default:
 		return fmt.Errorf("unknown directive %q", d.Name)
 	}

@@ -29,7 +29,7 @@ const scanDepth = 3
 // browser profiles, package stores, the sandbox homes.
 var skipTrees = []string{".cache", ".mozilla", ".thunderbird", ".config/google-chrome", ".config/chromium",
 	".config/BraveSoftware", ".local/share/Trash", ".npm", ".cargo/registry", ".rustup", ".nvm",
-	".claude-homes", ".claude-home", ".git/objects"}
+	HomesName, ".claude-home", ".git/objects"}
 
 // hardlinked returns, as hostRuns does, a file the host runs or reads as
 // configuration that may have another name in dir: a regular file with

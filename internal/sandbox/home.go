@@ -80,6 +80,11 @@ type IDHost interface {
 	DirID(path string) (dev, ino uint64, err error)
 }
 
+// HomesName is the directory below the real home that holds a sandbox
+// home per project, the shared login, the common settings and the shared
+// caches (Spec.Homes).
+const HomesName = ".claude-homes"
+
 // ProjectHomeName returns the name of the home of the project at dir
 // with device dev and inode ino: the directory's base name, reduced to
 // letters, digits, '.', '_' and '-', and a hash of all three, so that a

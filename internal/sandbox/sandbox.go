@@ -77,6 +77,10 @@ type Spec struct {
 	// messages.
 	Config     []sandboxcfg.Directive
 	ConfigName string
+	// Ceiling is the admin's ceiling on the budget (nil if none), read
+	// from the file CeilingName.
+	Ceiling     sandboxcfg.Ceiling
+	CeilingName string
 }
 
 // Launch is the decision: what to run, how.
@@ -115,6 +119,8 @@ type Launch struct {
 	// plan's writable binds: the config's rw and dev binds whose condition
 	// does not hold now (the agent may have written there before).
 	Writable []string
+	// budget is what the config's limit and budget lines ask for.
+	budget budgetRequest
 }
 
 // InsideRuntimeDir is $XDG_RUNTIME_DIR inside the sandbox: an empty
@@ -176,6 +182,10 @@ func Build(h Host, s Spec) (*Launch, error) {
 	// The user's config, in order (directives.go).
 	command, err := l.directives(h, s, env, chain, proj)
 	if err != nil {
+		return nil, err
+	}
+	// The budget: the scope's limits, the size of /tmp (budgets.go).
+	if err := l.budgets(h, s, net.systemd); err != nil {
 		return nil, err
 	}
 	// The working directory and the git repositories the sandbox can

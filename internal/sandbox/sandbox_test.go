@@ -277,7 +277,7 @@ func TestGoldenChain(t *testing.T) {
 			// /usr/local/bin is not in PATH, so no toolchain shows it.
 			s.Environ = append(append([]string(nil), baseEnv...), "SHELL=/usr/local/bin/fish", "PATH=/usr/bin:/bin")
 		}},
-		{"systemd", func(h *fakeHost) { h.reachable["/run/user/1000/systemd/private"] = true }, nil},
+		{"systemd", func(h *fakeHost) { userManager(h, allControllers) }, nil},
 		{"no-runtime-dir", nil, func(s *Spec) {
 			var env []string
 			for _, kv := range baseEnv {
@@ -300,7 +300,7 @@ func TestGoldenChain(t *testing.T) {
 			h.files["/run/netns/agents"] = "f"
 		}, nil},
 		{"netns-systemd", func(h *fakeHost) {
-			h.reachable["/run/user/1000/systemd/private"] = true
+			userManager(h, allControllers)
 			h.files["/run/netns"] = "d"
 			h.files["/run/netns/agents"] = "f"
 			h.files["/usr/local/bin/netns-enter"] = "f"

@@ -8,6 +8,7 @@
 //	rw ~/.opam                      # bind read-write at the same path
 //	ro /var/lib/pacman /mnt/pacman  # bind read-only at another path
 //	setenv EDITOR "vim -u NONE"
+//	limit memory 8G                 # the sandbox's budget (memory, tasks, cpu, tmp)
 //	if pwd-under ~/work
 //	    project ro                  # the project of the working directory, read-only
 //	end
@@ -53,6 +54,8 @@ const (
 	Home         = "home"          // home project|shared: a sandbox home per project (default), or one for all
 	Toolchains   = "toolchains"    // toolchains auto|off|DIR...: the toolchains shown read-only, from PATH (auto) and DIRs
 	Cache        = "cache"         // cache project|shared: download caches per project home (default), or shared by every project
+	Limit        = "limit"         // limit memory|tasks|cpu|tmp VALUE: the sandbox's budget
+	Budget       = "budget"        // budget required|optional: whether limits need a systemd user manager
 )
 
 // Values of the cache directive.
@@ -377,6 +380,28 @@ func check(name string, args []string, known func(string) bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %q: want project or shared", name, args[0])
+	case Limit:
+		if err := nargs(2, 2, "memory|tasks|cpu|tmp VALUE"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case LimitMemory, LimitTasks, LimitCPU, LimitTmp:
+		default:
+			return fmt.Errorf("%s: unknown limit %q: want memory, tasks, cpu or tmp", name, args[0])
+		}
+		if _, err := ParseLimit(args[0], args[1]); err != nil {
+			return fmt.Errorf("%s %s: %v", name, args[0], err)
+		}
+		return nil
+	case Budget:
+		if err := nargs(1, 1, "required|optional"); err != nil {
+			return err
+		}
+		switch args[0] {
+		case BudgetRequired, BudgetOptional:
+			return nil
+		}
+		return fmt.Errorf("%s: %q: want required or optional", name, args[0])
 	case Git:
 		if err := nargs(1, 1, "read-only|commit"); err != nil {
 			return err

@@ -222,6 +222,7 @@ func FuzzParse(f *testing.F) {
 		"symlink usr/lib /lib\nunsetenv A B\ncommand /bin/sh -c 'x'\n",
 		"home shared\nif pwd-under ~/work\n home project\nend\n",
 		"cache shared\nif pwd-under ~/work\n cache project\nend\n",
+		"limit memory 8G\nlimit tasks 2048\nif pwd-under ~/work\n limit cpu 200%\n limit tmp 4G\nend\nbudget optional\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -307,12 +307,12 @@ func sameOutput(a, b string) bool {
 
 // innerStderr is the sandboxed command's stderr: without the launcher's
 // notices that it runs without network namespacing (tests name a namespace
-// that never exists) and that the working directory (the home) is not
-// visible.
+// that never exists), without a budget (no user manager) and that the
+// working directory (the home) is not visible.
 func innerStderr(r testutil.Result) string {
 	var out []string
 	for _, l := range lines(r.Stderr) {
-		if !strings.HasPrefix(l, "claude: not using network namespacing: ") && !strings.HasPrefix(l, "claude: the working directory ") {
+		if !strings.HasPrefix(l, "claude: not using network namespacing: ") && !strings.HasPrefix(l, "claude: budget: ") && !strings.HasPrefix(l, "claude: the working directory ") {
 			out = append(out, l)
 		}
 	}

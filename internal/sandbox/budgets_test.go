@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"errors"
+	"path"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
+)
+
+const testCeilingName = "/usr/local/etc/claude-sandbox/limits"
+
+// userManager makes the fake host's user manager answer, with the cgroup
+// controllers ctrl delegated to it ("" for cgroup v1: no such file).
+func userManager(h *fakeHost, ctrl string) {
+	h.reachable["/run/user/1000/systemd/private"] = true
+	if ctrl == "-" {
+		return
+	}
+	p := UserControllers(1000)
+	for d := path.Dir(p); d != "/"; d = path.Dir(d) {
+		if _, ok := h.files[d]; !ok {
+			h.files[d] = "d"
+		}
+	}
+	h.files[p] = "f"
+	h.contents[p] = ctrl + "\n"
+}
+
+const allControllers = "cpuset cpu io memory pids"
+
+func TestGoldenBudgets(t *testing.T) {
+	tests := []struct {
+		name, config string
+		systemd      string // the delegated controllers, "-" for none (cgroup v1), "" for no user manager
+		ceiling      sandboxcfg.Ceiling
+	}{
+		{"limits", "limit memory 8G\nlimit tasks 64\nlimit cpu 200%\nlimit tmp 4G", allControllers, nil},
+		{"limits-if", "limit memory 8G\nif pwd-under ~/projects\n  limit memory 2G\nend\nif pwd-under ~/other\n  limit tasks 10\nend", allControllers, nil},
+		{"ceiling", "limit memory 8G", allControllers, sandboxcfg.Ceiling{sandboxcfg.LimitMemory: 16 << 30, sandboxcfg.LimitCPU: 400, sandboxcfg.LimitTmp: 1 << 30}},
+		{"optional-no-systemd", "budget optional\nlimit memory 8G\nlimit tmp 1G", "", nil},
+		{"tmp-no-systemd", "limit tmp 512M", "", nil},
+		{"cgroup-v1", "", "-", nil},
+		{"optional-cgroup-v1", "budget optional\nlimit tasks 64", "-", nil},
+		{"no-pids-controller", "limit memory 1G", "cpu memory", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			if tt.systemd != "" {
+				userManager(h, tt.systemd)
+			}
+			s := baseSpec()
+			s.Ceiling, s.CeilingName = tt.ceiling, testCeilingName
+			s.Config = parseConfig(t, s, tt.config)
+			golden(t, "budget-"+tt.name, dryRun(t, h, s))
+		})
+	}
+}
+
+func TestBudgetRefused(t *testing.T) {
+	tests := []struct {
+		name, config string
+		systemd      string
+		ceiling      sandboxcfg.Ceiling
+		want         string
+		line         bool // a *sandboxcfg.Error, a usage error
+	}{
+		{"above ceiling", "limit tasks 100\nlimit memory 32G", allControllers, sandboxcfg.Ceiling{sandboxcfg.LimitMemory: 16 << 30},
+			"~/.claude-sandbox-init:2: limit memory 32G is above the ceiling 16G set in /usr/local/etc/claude-sandbox/limits: ask for at most 16G", true},
+		{"tmp above ceiling", "limit tmp 2G", "", sandboxcfg.Ceiling{sandboxcfg.LimitTmp: 1 << 30},
+			"~/.claude-sandbox-init:1: limit tmp 2G is above the ceiling 1G set in /usr/local/etc/claude-sandbox/limits: ask for at most 1G", true},
+		{"no user manager", "limit cpu 100%\nlimit memory 1G", "", nil,
+			"~/.claude-sandbox-init:1: limit memory, cpu: no systemd user manager answers, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"optional then required", "budget optional\nbudget required\nlimit tasks 10", "", nil,
+			"~/.claude-sandbox-init:3: limit tasks: no systemd user manager answers, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"cgroup v1", "limit memory 1G", "-", nil,
+			"~/.claude-sandbox-init:1: limit memory: the user manager has no cgroup v2 controllers (/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers: cannot read it: cgroup v1?), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"no pids controller", "limit memory 1G\nlimit tasks 10", "cpu memory", nil,
+			"~/.claude-sandbox-init:2: limit tasks: the user manager's cgroup has no pids controller (/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"ceiling without user manager", "", "", sandboxcfg.Ceiling{sandboxcfg.LimitTasks: 100},
+			"/usr/local/etc/claude-sandbox/limits limits tasks, but no systemd user manager answers: the sandbox cannot have its budget: start claude in a login session with a user manager on cgroup v2, or write `budget optional` in ~/.claude-sandbox-init to start without the limits", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			if tt.systemd != "" {
+				userManager(h, tt.systemd)
+			}
+			s := baseSpec()
+			s.Ceiling, s.CeilingName = tt.ceiling, testCeilingName
+			s.Config = parseConfig(t, s, tt.config)
+			_, err := Build(h, s)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Build = %v, want %s", err, tt.want)
+			}
+			var ce *sandboxcfg.Error
+			if errors.As(err, &ce) != tt.line {
+				t.Fatalf("Build = %T, a config line error: %v, want %v", err, !tt.line, tt.line)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+//go:build linux
+
+package systemd
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil/nspawn"
+)
+
+// exitCode is the exit status of a command run in the machine, 0 if it
+// succeeded, -1 if it did not run to an exit.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// TestBudgetsEndToEnd installs the tree in a machine and abuses the
+// sandbox's budget under the user's systemd manager: the shipped
+// agent.slice holds, the config's limit lines become the scope's
+// properties, and a memory hog, a full /tmp and a fork bomb each end
+// inside the sandbox while a process of the same user outside lives on.
+func TestBudgetsEndToEnd(t *testing.T) {
+	requireSelected(t)
+	u := testutil.RequireUser(t)
+	testutil.RequireCommand(t, "make")
+	stage := stageInstall(t)
+	m := nspawn.Boot(t, nspawn.Options{BindRO: []string{stage + ":" + mntStage}})
+	ctx := context.Background()
+	m.MustRun(t, "cp", "-a", mntStage+"/.", "/")
+	m.WriteFile(t, agentBin, fakeAgent, 0o755)
+	uid := m.EnableLinger(t, u.Name)
+	// The scope's limits need cgroup v2 with the controllers delegated to
+	// the user manager; on cgroup v1 the launcher refuses limit lines.
+	controllers := sandbox.UserControllers(uid)
+	ctl, _ := m.Run(ctx, "cat", controllers)
+	have := strings.Fields(ctl.Stdout)
+	enforced := slices.Contains(have, "memory") && slices.Contains(have, "pids") && slices.Contains(have, "cpu")
+	requireEnforced := func(t *testing.T) {
+		t.Helper()
+		testutil.E2E(t, testutil.E2ECgroup2)
+		if !enforced {
+			testutil.Missing(t, "cgroup v2 with the memory, pids and cpu controllers delegated to the user manager (%s: %q)", controllers, ctl.Stdout)
+		}
+	}
+	config := filepath.Join(u.Home, ".claude-sandbox-init")
+	setConfig := func(t *testing.T, src string) {
+		m.WriteFile(t, config, src, 0o644)
+		t.Cleanup(func() { m.Run(ctx, "rm", "-f", config) })
+	}
+	// A process of the same user outside the sandbox, which must
+	// outlive every abuse.
+	outside, err := m.CommandAs(ctx, u.Name, "sleep", "2718.28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		m.Run(ctx, "pkill", "-u", u.Name, "-x", "-f", "sleep 2718.28")
+		outside.Wait()
+	}()
+	outsideAlive := func(t *testing.T) {
+		t.Helper()
+		if out, err := m.Run(ctx, "pgrep", "-u", u.Name, "-x", "-f", "sleep 2718.28"); err != nil {
+			t.Errorf("the user's process outside the sandbox is gone: %v %q", err, out.Stdout)
+		}
+	}
+
+	t.Run("agent.slice", func(t *testing.T) {
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "TasksMax", "-p", "CPUWeight", "-p", "IOWeight", "-p", "FragmentPath", "agent.slice")
+		for _, want := range []string{"TasksMax=4096\n", "CPUWeight=50\n", "IOWeight=50\n", "FragmentPath=/usr/local/lib/systemd/user/agent.slice\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("systemctl --user show agent.slice:\n%swant %q", out, want)
+			}
+		}
+		if out, err := m.Run(ctx, "systemd-analyze", "verify", "--man=no", "/usr/local/lib/systemd/user/agent.slice"); err != nil || strings.TrimSpace(out.Stderr) != "" {
+			t.Errorf("systemd-analyze verify agent.slice: %v %q", err, out.Stderr)
+		}
+	})
+
+	t.Run("limits without controllers refuse the start", func(t *testing.T) {
+		if enforced {
+			t.Skipf("the user manager has the controllers (%q): the tests below enforce the limits", ctl.Stdout)
+		}
+		setConfig(t, "limit memory 256M\n")
+		out, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "echo started")
+		want := "claude: ~/.claude-sandbox-init:1: limit memory: the user manager has no cgroup v2 controllers (" + controllers + ": cannot read it: cgroup v1?), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits\n"
+		if code := exitCode(err); code != 2 || out.Stdout != "" || out.Stderr != want {
+			t.Errorf("limit memory on cgroup v1: exit %d, stdout %q, stderr %q, want exit 2 and %q", code, out.Stdout, out.Stderr, want)
+		}
+		setConfig(t, "budget optional\nlimit memory 256M\n")
+		out, err = m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "echo started")
+		if err != nil || out.Stdout != "started\n" || !strings.Contains(out.Stderr, "claude: budget: partial: the user manager has no cgroup v2 controllers") {
+			t.Errorf("budget optional on cgroup v1: %v, stdout %q, stderr %q, want a start that says the budget is partial", err, out.Stdout, out.Stderr)
+		}
+	})
+
+	t.Run("limits are the scope's properties", func(t *testing.T) {
+		requireEnforced(t)
+		setConfig(t, "limit memory 256M\nlimit tasks 64\nif exists /etc\n  limit cpu 50%\nend\n")
+		const marker = "1618.03"
+		cmd, err := m.CommandAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "exec sleep "+marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			m.Run(ctx, "pkill", "-u", u.Name, "-x", "-f", "sleep "+marker)
+			cmd.Wait()
+		}()
+		var pid string
+		for deadline := time.Now().Add(20 * time.Second); pid == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if cmd.ProcessState != nil {
+				break
+			}
+			out, _ := m.Run(ctx, "pgrep", "-u", u.Name, "-x", "-f", "sleep "+marker)
+			pid = strings.TrimSpace(out.Stdout)
+		}
+		if pid == "" || strings.Contains(pid, "\n") {
+			t.Fatalf("sandboxed sleep: pids %q (stderr %q)", pid, stderr.String())
+		}
+		scope := filepath.Base(unified(m.MustRun(t, "cat", "/proc/"+pid+"/cgroup")))
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "MemoryMax", "-p", "TasksMax", "-p", "CPUQuotaPerSecUSec", "-p", "Slice", scope)
+		got := strings.Fields(out)
+		slices.Sort(got)
+		want := []string{"CPUQuotaPerSecUSec=500ms", "MemoryMax=268435456", "Slice=agent.slice", "TasksMax=64"}
+		if !slices.Equal(got, want) {
+			t.Errorf("systemctl --user show %s:\n%swant %q", scope, out, want)
+		}
+	})
+
+	t.Run("memory hog", func(t *testing.T) {
+		requireEnforced(t)
+		setConfig(t, "limit memory 64M\n")
+		// tail keeps a line without end in memory: 512M of it.
+		out, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "head -c 512M /dev/zero | tail -n 1 >/dev/null")
+		if code := exitCode(err); code != 137 {
+			t.Errorf("claude --shell with a 512M hog under limit memory 64M: exit %d (%v), want 137 (SIGKILL by the OOM killer); stdout %q stderr %q", code, err, out.Stdout, out.Stderr)
+		}
+		outsideAlive(t)
+	})
+
+	t.Run("tmp fills up", func(t *testing.T) {
+		setConfig(t, "limit tmp 8M\n")
+		out, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "df -k /tmp | tail -n 1; dd if=/dev/zero of=/tmp/fill bs=1M count=32 2>&1; echo dd=$?; wc -c </tmp/fill")
+		if err != nil {
+			t.Fatalf("claude --shell: %v (stderr %q)", err, out.Stderr)
+		}
+		for _, want := range []string{" 8192 ", "No space left on device", "dd=1\n", "\n8388608\n"} {
+			if !strings.Contains(out.Stdout, want) {
+				t.Errorf("filling /tmp under limit tmp 8M:\n%s\nwant %q", out.Stdout, want)
+			}
+		}
+		// Nothing reached the host's /tmp.
+		if out, _ := m.Run(ctx, "sh", "-c", "ls /tmp/claude-private-*/fill 2>&1"); !strings.Contains(out.Stdout, "No such file") {
+			t.Errorf("the fill landed on the host: %q", out.Stdout)
+		}
+	})
+
+	t.Run("fork bomb", func(t *testing.T) {
+		requireEnforced(t)
+		setConfig(t, "limit tasks 32\n")
+		// dash gives up when fork fails (bash retries); the bomb ends
+		// when its first shell does, since bwrap's pid namespace goes
+		// with it.
+		out, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", `exec dash -c 'b() { b | b & }; b; sleep 2'`)
+		if code := exitCode(err); code == -1 || !strings.Contains(out.Stderr, "Cannot fork") {
+			t.Errorf("fork bomb under limit tasks 32: exit %d (%v), stderr %.300q, want it to end with dash's Cannot fork", code, err, out.Stderr)
+		}
+		// Nothing of the bomb is left: the user has the outside sleep
+		// and the manager's processes only.
+		if o, _ := m.Run(ctx, "pgrep", "-u", u.Name, "-x", "dash"); strings.TrimSpace(o.Stdout) != "" {
+			t.Errorf("the bomb's shells outlive the sandbox: %q", o.Stdout)
+		}
+		outsideAlive(t)
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -44,7 +45,9 @@ func TestToolchainGoBuildsAndTests(t *testing.T) {
 	writeUserFile(t, s, filepath.Join(proj, "m_test.go"), "package m\n\nimport \"testing\"\n\nfunc TestTwice(t *testing.T) {\n\tif Twice(2) != 4 {\n\t\tt.Fatal(Twice(2))\n\t}\n}\n", 0o644)
 	cmd := s.Command("--shell", "-c", `go version && go build ./... && go test -count=1 ./... && go env GOCACHE GOMODCACHE`)
 	cmd.Dir = proj
-	r := testutil.RunCommand(t, cmd)
+	// The build cache starts empty: go test compiles the standard
+	// library first, minutes on a busy machine.
+	r := testutil.RunCommandWithin(t, cmd, 20*time.Minute)
 	mustOK(t, r)
 	if !strings.Contains(r.Stdout, "ok  \texample.test/m") {
 		t.Errorf("go test did not pass inside: %v", r)

@@ -1,11 +1,12 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
@@ -107,43 +108,18 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 // steeringLink returns the first symlink followed on the way to path that
 // lies where the agent decides (agentDecides), and that place; "" if none.
 func (l *Launch) steeringLink(h Host, s Spec, path string) (link, where string) {
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
-	cur := "/"
-	for hops := 0; len(rest) > 0 && hops <= 40; {
-		name := rest[0]
-		rest = rest[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, name)
-		fi, err := h.Lstat(next)
-		if err != nil {
-			return "", ""
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
+	linkwalk.Walk(h, path, func(next string) error {
 		if w := l.agentDecides(h, s, next); w != "" {
-			return next, w
+			link, where = next, w
+			return errSteered
 		}
-		t, err := h.Readlink(next)
-		if err != nil {
-			return "", ""
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(cur, t)
-		}
-		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), rest...)
-		cur = "/"
-		hops++
-	}
-	return "", ""
+		return nil
+	})
+	return link, where
 }
+
+// errSteered stops steeringLink's walk at the first link the agent decides.
+var errSteered = errors.New("steered")
 
 // notice adds a notice once.
 func (l *Launch) notice(msg string) {

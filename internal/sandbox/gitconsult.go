@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
@@ -379,44 +380,20 @@ func (c *gitConsult) writable(p string) bool { return len(c.writableAt(p)) > 0 }
 // agent could point it anywhere), as is a loop. What does not exist is
 // returned as written from there.
 func (c *gitConsult) resolve(p string) (string, error) {
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
-	cur := "/"
-	for hops := 0; len(rest) > 0; {
-		name := rest[0]
-		rest = rest[1:]
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, name)
-		fi, err := c.h.Lstat(next)
-		if err != nil {
-			return filepath.Join(append([]string{next}, rest...)...), nil
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
+	real, err := linkwalk.Walk(c.h, p, func(next string) error {
 		if c.writable(next) {
-			return "", fmt.Errorf("%s is a symlink where the sandbox can write (the agent may have made it): replace it by what it names, on the host", qt.String(next))
+			return fmt.Errorf("%s is a symlink where the sandbox can write (the agent may have made it): replace it by what it names, on the host", qt.String(next))
 		}
-		if hops++; hops > 40 {
-			return "", fmt.Errorf("%s: too many levels of symbolic links", qt.String(p))
-		}
-		t, err := c.h.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(cur, t)
-		}
-		rest = append(strings.Split(strings.TrimPrefix(filepath.Clean(t), "/"), "/"), rest...)
-		cur = "/"
+		return nil
+	})
+	var missing *linkwalk.MissingError
+	switch {
+	case errors.As(err, &missing):
+		return missing.Rest, nil
+	case errors.Is(err, linkwalk.ErrLoop):
+		return "", fmt.Errorf("%s: %w", qt.String(p), err)
 	}
-	return cur, nil
+	return real, err
 }
 
 // envGitConfig returns the config entries git takes from the environment:

@@ -17,33 +17,25 @@ func (l *Launch) visible(h Host, path string, depth int) bool {
 	if depth > 8 {
 		return false
 	}
-	ops := l.Plan.Ops
-	for i := len(ops) - 1; i >= 0; i-- {
-		o := ops[i]
-		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
-			continue
-		}
-		rel, ok := relTo(path, o.Dest)
-		if !ok {
-			continue
-		}
-		switch {
-		case o.IsBind():
-			_, err := h.Stat(filepath.Join(o.Src, rel))
-			return err == nil
-		case o.Kind == bwrap.Symlink:
-			target := o.Src
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(o.Dest), target)
-			}
-			return l.visible(h, filepath.Join(target, rel), depth+1)
-		default:
-			// tmpfs, dir, proc, dev, mqueue: empty but for what the
-			// kernel puts there.
-			return rel == "." || o.Kind == bwrap.Proc || o.Kind == bwrap.Dev
-		}
+	i, rel := l.covering(path, len(l.Plan.Ops))
+	if i < 0 {
+		return false
 	}
-	return false
+	switch o := l.Plan.Ops[i]; {
+	case o.IsBind():
+		_, err := h.Stat(filepath.Join(o.Src, rel))
+		return err == nil
+	case o.Kind == bwrap.Symlink:
+		target := o.Src
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(o.Dest), target)
+		}
+		return l.visible(h, filepath.Join(target, rel), depth+1)
+	default:
+		// tmpfs, dir, proc, dev, mqueue: empty but for what the
+		// kernel puts there.
+		return rel == "." || o.Kind == bwrap.Proc || o.Kind == bwrap.Dev
+	}
 }
 
 // relTo returns path relative to dir if path is dir or below it.

@@ -235,24 +235,16 @@ func (l *Launch) setInside(env *environ, k, v string) {
 // visibleAsHost reports whether path is visible inside as the host's own
 // file at the same path: the last op that covers it binds it from there.
 func (l *Launch) visibleAsHost(h Host, path string) bool {
-	ops := l.Plan.Ops
-	for i := len(ops) - 1; i >= 0; i-- {
-		o := ops[i]
-		if o.Kind == bwrap.Raw || o.Kind == bwrap.Setenv || o.Kind == bwrap.Unsetenv {
-			continue
-		}
-		rel, ok := relTo(path, o.Dest)
-		if !ok {
-			continue
-		}
-		if o.IsBind() && o.Src == o.Dest {
-			_, err := h.Stat(filepath.Join(o.Src, rel))
-			return err == nil
-		}
-		if o.Kind == bwrap.Symlink {
-			return l.Visible(h, path)
-		}
+	i, rel := l.covering(path, len(l.Plan.Ops))
+	if i < 0 {
 		return false
+	}
+	switch o := l.Plan.Ops[i]; {
+	case o.IsBind() && o.Src == o.Dest:
+		_, err := h.Stat(filepath.Join(o.Src, rel))
+		return err == nil
+	case o.Kind == bwrap.Symlink:
+		return l.Visible(h, path)
 	}
 	return false
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
 )
 
 // Files reads the user's configuration files for Settings: a regular file
@@ -131,18 +133,19 @@ func (s *settingsBuilder) npm() {
 		if b == nil {
 			continue
 		}
+		m := npmreg.ParseNpmrc(b, s.getenv)
 		var left []string
-		for _, e := range iniLines(b) {
-			k, v := e[0], e[1]
+		for k := range m {
 			if !contains(npmKeys, k) {
 				left = append(left, k)
-				continue
 			}
-			if got[k] || s.getenv("npm_config_"+strings.ReplaceAll(k, "-", "_")) != "" {
+		}
+		for _, k := range npmKeys {
+			v, ok := m[k]
+			if !ok || got[k] || s.getenv("npm_config_"+strings.ReplaceAll(k, "-", "_")) != "" {
 				continue
 			}
 			got[k] = true
-			v = expandEnv(v, s.getenv)
 			switch k {
 			case "registry", "proxy", "https-proxy":
 				v = withoutUserinfo(v)
@@ -156,7 +159,7 @@ func (s *settingsBuilder) npm() {
 		}
 		if len(left) > 0 {
 			sort.Strings(left)
-			s.note("%s: npm settings carried; left out: %s", f, strings.Join(dedupe(left), " "))
+			s.note("%s: npm settings carried; left out: %s", f, strings.Join(left, " "))
 		} else {
 			s.note("%s: npm settings carried", f)
 		}
@@ -258,7 +261,7 @@ func (s *settingsBuilder) xdg(parts ...string) string {
 	return filepath.Join(append([]string{base}, parts...)...)
 }
 
-// iniLines returns the key = value lines of an npmrc or pip.conf, and
+// iniLines returns the key = value lines of a pip.conf, and
 // sections as {"[", name}. Comments (; #) and continuation lines are
 // skipped.
 func iniLines(b []byte) [][2]string {
@@ -285,21 +288,6 @@ func iniLines(b []byte) [][2]string {
 		out = append(out, [2]string{k, v})
 	}
 	return out
-}
-
-// expandEnv replaces ${NAME} as npm does.
-func expandEnv(v string, getenv func(string) string) string {
-	for {
-		i := strings.Index(v, "${")
-		if i < 0 {
-			return v
-		}
-		j := strings.IndexByte(v[i:], '}')
-		if j < 0 {
-			return v
-		}
-		v = v[:i] + getenv(v[i+2:i+j]) + v[i+j+1:]
-	}
 }
 
 // withoutUserinfo drops user:password@ from a URL (a token in a registry
@@ -332,16 +320,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func dedupe(sorted []string) []string {
-	out := sorted[:0]
-	for i, s := range sorted {
-		if i == 0 || s != sorted[i-1] {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // CertsOnly checks that data holds certificates and nothing else (PEM

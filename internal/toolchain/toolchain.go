@@ -11,11 +11,12 @@
 package toolchain
 
 import (
-	"errors"
 	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 )
 
 // Host is what Plan may ask about the machine.
@@ -182,52 +183,18 @@ func (b *builder) links(dir string) {
 	}
 }
 
-// maxHops bounds the symbolic links followed resolving one path, as the
-// kernel's 40.
-const maxHops = 40
-
 // Resolve returns the real path of p and the symbolic links met on the way
-// (each by the path it was found at), reading each link itself rather than
-// trusting a resolver: the plan must see every hop, as the fd binder does.
+// (each by the path it was found at): the plan must see every hop, as the
+// fd binder does.
 func Resolve(h Host, p string) (real string, hops []string, err error) {
 	if !filepath.IsAbs(p) {
 		return "", nil, fs.ErrInvalid
 	}
-	cur := "/"
-	rest := strings.Split(strings.TrimPrefix(filepath.Clean(p), "/"), "/")
-	for len(rest) > 0 {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := h.Lstat(next)
-		if err != nil {
-			return "", hops, err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		if len(hops) >= maxHops {
-			return "", hops, errors.New("too many levels of symbolic links")
-		}
-		hops = append(hops, next)
-		t, err := h.Readlink(next)
-		if err != nil {
-			return "", hops, err
-		}
-		if filepath.IsAbs(t) {
-			cur = "/"
-		}
-		rest = append(strings.Split(t, "/"), rest...)
-	}
-	return cur, hops, nil
+	real, err = linkwalk.Walk(h, p, func(link string) error {
+		hops = append(hops, link)
+		return nil
+	})
+	return real, hops, err
 }
 
 // HopRisk says why a path reached through the links hops must not be

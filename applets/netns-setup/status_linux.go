@@ -16,6 +16,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // status prints the state of namespace name, changing nothing, and fails
@@ -65,7 +66,7 @@ func status(ctx context.Context, cfg netcfg.Config, name string, stdio multicall
 				ns = append(ns, f[1])
 			}
 		}
-		out("  resolver  %s: %s", cfg.ResolvConfPath(name), strings.Join(ns, " "))
+		out("  resolver  %s: %s", cfg.ResolvConfPath(name), quote.String(strings.Join(ns, " ")))
 	} else {
 		out("  resolver  %s: missing", cfg.ResolvConfPath(name))
 		missing = append(missing, "resolv.conf")
@@ -99,7 +100,7 @@ func describeLink(want netcfg.Link, have netcfg.Observed) string {
 	if h := have.Host; h != nil {
 		fmt.Fprintf(&b, "%s", want.HostVeth)
 		if h.Master != "" {
-			fmt.Fprintf(&b, " on %s", h.Master)
+			fmt.Fprintf(&b, " on %s", quote.String(h.Master))
 		}
 		if h.Isolated {
 			b.WriteString(" (isolated)")
@@ -185,7 +186,7 @@ func statusPolicy(cfg netcfg.Config, name, path string, present bool, out func(s
 		missing = append(missing, "policy")
 	} else {
 		if p.Mode != netpolicy.PolicyAllowlist {
-			out("  policy    %s", p.Mode)
+			out("  policy    %s", quote.String(p.Mode))
 		} else if ok, err := nft.Exists(p.Table, -1); err != nil {
 			return nil, nil, fmt.Errorf("firewall: %w", err)
 		} else if ok {

@@ -162,6 +162,18 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 	return errs
 }
 
+// Addrs are the addresses of the namespaces with a policy.
+func (r *Resolver) Addrs() []netip.Addr {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]netip.Addr, 0, len(r.nss))
+	for a := range r.nss {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
+}
+
 func (r *Resolver) clock() time.Time {
 	if r.now != nil {
 		return r.now()

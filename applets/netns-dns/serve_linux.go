@@ -44,6 +44,13 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
+
+	udp, err := newUDPServer(ctx, o.listen, r, logf)
+	if err != nil {
+		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
+	}
+	defer udp.Close()
+	loader.changed = func() { udp.SetNamespaces(r.Addrs()) }
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
 
@@ -58,17 +65,11 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		})
 		return errors.Join(err, serr)
 	}}
-	pc, err := lc.ListenPacket(ctx, "udp4", o.listen.String())
-	if err != nil {
-		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
-	}
 	ln, err := lc.Listen(ctx, "tcp4", o.listen.String())
 	if err != nil {
-		pc.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
 	servers := []*dns.Server{
-		{PacketConn: pc, Handler: r, UDPSize: 1232},
 		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}
 	errc := make(chan error, len(servers)+1)
@@ -100,6 +101,9 @@ type policyLoader struct {
 	dir  string
 	r    *Resolver
 	logf func(string, ...any)
+
+	// changed, if set, is called after the policies changed.
+	changed func()
 
 	mu    sync.Mutex
 	mtime time.Time
@@ -137,6 +141,9 @@ func (l *policyLoader) refresh(force bool) {
 	}
 	for _, err := range l.r.SetPolicies(files) {
 		l.logf("%v", err)
+	}
+	if l.changed != nil {
+		l.changed()
 	}
 }
 

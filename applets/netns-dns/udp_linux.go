@@ -31,6 +31,7 @@ type udpServer struct {
 	socks  []*net.UDPConn
 	slot   map[netip.Addr]int // namespace address -> index in socks
 	limits []*rateLimit       // per socket
+	busy   []chan struct{}    // per socket: a token per query being answered
 	closed bool
 }
 
@@ -81,9 +82,11 @@ func (s *udpServer) open(ctx context.Context) error {
 	}
 	c := pc.(*net.UDPConn)
 	l := &rateLimit{}
+	busy := make(chan struct{}, maxInflight)
 	s.socks = append(s.socks, c)
 	s.limits = append(s.limits, l)
-	go s.read(c, l)
+	s.busy = append(s.busy, busy)
+	go s.read(c, l, busy)
 	return nil
 }
 
@@ -165,8 +168,11 @@ func (s *udpServer) Close() {
 	}
 }
 
-// read serves one socket until it is closed.
-func (s *udpServer) read(c *net.UDPConn, l *rateLimit) {
+// read serves one socket until it is closed. At most maxInflight of its
+// queries are answered at once; it drops what comes beyond that unread, so
+// that a namespace's flood holds a bounded amount of memory however little
+// CPU time netns-dns gets.
+func (s *udpServer) read(c *net.UDPConn, l *rateLimit, busy chan struct{}) {
 	buf := make([]byte, 4096)
 	for {
 		n, _, flags, src, err := c.ReadMsgUDPAddrPort(buf, nil)
@@ -176,8 +182,16 @@ func (s *udpServer) read(c *net.UDPConn, l *rateLimit) {
 		if err != nil || flags&unix.MSG_TRUNC != 0 || !l.allow(time.Now()) {
 			continue
 		}
+		select {
+		case busy <- struct{}{}:
+		default:
+			continue
+		}
 		b := slices.Clone(buf[:n])
-		go s.answer(c, src, b)
+		go func() {
+			defer func() { <-busy }()
+			s.answer(c, src, b)
+		}()
 	}
 }
 

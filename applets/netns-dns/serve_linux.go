@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync"
@@ -43,6 +44,7 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	}
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
+	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 
 	udp, err := newUDPServer(ctx, o.listen, r, logf)
@@ -202,4 +204,48 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// hostAddrs are the host's own addresses and the network of the bridge
+// (the interface that holds the bridge address), read again when older
+// than hostAddrsEvery.
+type hostAddrs struct {
+	bridge netip.Addr
+
+	mu   sync.Mutex
+	read time.Time
+	out  []netip.Prefix
+}
+
+const hostAddrsEvery = 5 * time.Second
+
+func (h *hostAddrs) get() []netip.Prefix {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if time.Since(h.read) < hostAddrsEvery {
+		return h.out
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return h.out // the last known
+	}
+	h.read = time.Now()
+	var out []netip.Prefix // a new slice: callers still read the last one
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(n.IP)
+		if !ok {
+			continue
+		}
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+		if ones, _ := n.Mask.Size(); ip == h.bridge {
+			out = append(out, netip.PrefixFrom(ip, ones).Masked())
+		}
+	}
+	h.out = out
+	return out
 }

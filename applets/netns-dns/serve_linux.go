@@ -46,13 +46,6 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
 	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
-
-	udp, err := newUDPServer(ctx, o.listen, r, logf)
-	if err != nil {
-		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
-	}
-	defer udp.Close()
-	loader.changed = func() { udp.SetNamespaces(r.Addrs()) }
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
 
@@ -67,6 +60,13 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		})
 		return errors.Join(err, serr)
 	}}
+	udp, err := newUDPServer(ctx, o.listen, lc, r, logf)
+	if err != nil {
+		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
+	}
+	defer udp.Close()
+	loader.setChanged(func() { udp.SetNamespaces(r.Addrs()) })
+	udp.SetNamespaces(r.Addrs())
 	ln, err := lc.Listen(ctx, "tcp4", o.listen.String())
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -147,6 +147,13 @@ func (l *policyLoader) refresh(force bool) {
 	if l.changed != nil {
 		l.changed()
 	}
+}
+
+// setChanged sets the func called after the policies changed.
+func (l *policyLoader) setChanged(f func()) {
+	l.mu.Lock()
+	l.changed = f
+	l.mu.Unlock()
 }
 
 // watch reloads the policies when the directory changes.

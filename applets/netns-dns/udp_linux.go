@@ -54,19 +54,23 @@ const (
 // payload).
 const skfNetOff = -0x100000
 
-func newUDPServer(ctx context.Context, listen netip.AddrPort, r *Resolver, logf func(string, ...any)) (*udpServer, error) {
+// newUDPServer binds the first socket (of unknown sources) with lc, which
+// gets SO_REUSEPORT added.
+func newUDPServer(ctx context.Context, listen netip.AddrPort, lc net.ListenConfig, r *Resolver, logf func(string, ...any)) (*udpServer, error) {
 	s := &udpServer{listen: listen, r: r, logf: logf, slot: map[netip.Addr]int{}}
-	s.lc = net.ListenConfig{Control: func(network, address string, c syscall.RawConn) error {
+	control := lc.Control
+	s.lc = lc
+	s.lc.Control = func(network, address string, c syscall.RawConn) error {
 		var serr error
-		err := c.Control(func(fd uintptr) {
-			// IP_FREEBIND: the bridge may get its address after we start
-			// (systemd-networkd configures it in parallel).
-			serr = errors.Join(
-				unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_FREEBIND, 1),
-				unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1))
-		})
-		return errors.Join(err, serr)
-	}}
+		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) })
+		if err := errors.Join(err, serr); err != nil {
+			return err
+		}
+		if control != nil {
+			return control(network, address, c)
+		}
+		return nil
+	}
 	if err := s.open(ctx); err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func TestRebinding(t *testing.T) {
 func TestRebindingAllowed(t *testing.T) {
 	r, up, pin, _ := newTestResolver(t)
 	r.mu.Lock()
-	r.nss[allowSrc].allow = []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}
+	r.nss[allowSrc].policy.Allow = []netip.Prefix{netip.MustParsePrefix("192.168.1.0/24")}
 	r.mu.Unlock()
 	up.zone["lan.example.com."] = []dns.RR{rr(t, "lan.example.com. 60 IN A 192.168.1.5")}
 	resp := r.Answer(context.Background(), allowSrc, query("lan.example.com.", dns.TypeA))
@@ -95,5 +95,19 @@ func TestTTLCap(t *testing.T) {
 	r.mu.RUnlock()
 	if g.until.After(time.Now().Add(want)) {
 		t.Errorf("CNAME target allowed until %v, want at most %v from now", g.until, want)
+	}
+
+	// A max-ttl line of netns-firewall.conf, in the policy, caps lower.
+	r.mu.Lock()
+	r.nss[allowSrc].policy.MaxTTL = 3600
+	r.nss[allowSrc].pinned = map[pinKey]time.Time{}
+	r.mu.Unlock()
+	pin.calls = nil
+	resp = r.Answer(context.Background(), allowSrc, query("long.example.com.", dns.TypeA))
+	if ttl := resp.Answer[len(resp.Answer)-1].Header().Ttl; ttl != 3600 {
+		t.Errorf("answer TTL under max-ttl 1h: %d, want 3600", ttl)
+	}
+	if len(pin.calls) == 0 || pin.calls[0].timeout != time.Hour+time.Hour/8 {
+		t.Errorf("pins under max-ttl 1h: %+v, want a timeout of 1h7m30s", pin.calls)
 	}
 }

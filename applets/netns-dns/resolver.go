@@ -75,7 +75,7 @@ type Resolver struct {
 	Log      *DenialLog
 	// PinFloor is the shortest pin (DefaultPinFloor).
 	PinFloor time.Duration
-	// MaxTTL caps TTLs (DefaultMaxTTL).
+	// MaxTTL caps TTLs where a policy does not (DefaultMaxTTL).
 	MaxTTL time.Duration
 	// Local, if set, returns the host's own addresses and the bridge's
 	// network: removed from answers like localRanges.
@@ -148,9 +148,6 @@ type namespace struct {
 	// cnames: targets of CNAMEs of allowed names, allowed like their name
 	// until the record expires (what resolving the name needs).
 	cnames map[string]cnameGrant
-	// allow are the destinations of the namespace's allow lines: answers
-	// may hold local addresses there.
-	allow []netip.Prefix
 }
 
 type pinKey struct {
@@ -357,7 +354,7 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 	var pins []pin
 	local := r.localPrefixes()
 	var removed []netip.Addr
-	maxTTL := uint32(r.maxTTL() / time.Second)
+	maxTTL := uint32(r.maxTTL(ns) / time.Second)
 	ns.mu.Lock()
 	for _, rr := range answer {
 		owner := strings.ToLower(rr.Header().Name)
@@ -460,7 +457,7 @@ func (ns *namespace) isLocal(a netip.Addr, local []netip.Prefix) bool {
 		!slices.ContainsFunc(local, func(p netip.Prefix) bool { return p.Contains(a) }) {
 		return false
 	}
-	return !slices.ContainsFunc(ns.allow, func(p netip.Prefix) bool { return p.Contains(a) })
+	return !slices.ContainsFunc(ns.policy.Allow, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 func (r *Resolver) localPrefixes() []netip.Prefix {
@@ -470,7 +467,12 @@ func (r *Resolver) localPrefixes() []netip.Prefix {
 	return r.Local()
 }
 
-func (r *Resolver) maxTTL() time.Duration {
+// maxTTL is the TTL cap of ns: its policy's (the max-ttl line), else
+// r.MaxTTL, else DefaultMaxTTL.
+func (r *Resolver) maxTTL(ns *namespace) time.Duration {
+	if ns.policy.MaxTTL > 0 {
+		return time.Duration(ns.policy.MaxTTL) * time.Second
+	}
 	if r.MaxTTL > 0 {
 		return r.MaxTTL
 	}

@@ -19,9 +19,10 @@ import (
 // TestRebinding: an allowed name whose server answers with loopback, the
 // metadata address, the bridge and a LAN address (DNS rebinding) resolves
 // to its public address only; the others are neither returned nor pinned,
-// and each is in the denial log. A TTL of 2^32-1 is capped at a day.
+// and each is in the denial log. A TTL of 2^32-1 is capped by the
+// config's max-ttl line (2 hours here; a day without one).
 func TestRebinding(t *testing.T) {
-	w := newPolicyWorld(t, allowlistConf+"domain rebind.test tcp 80\n", 0)
+	w := newPolicyWorld(t, allowlistConf+"domain rebind.test tcp 80\nmax-ttl 2h\n", 0)
 	if err := os.WriteFile(filepath.Join(w.presetDir, "web"), []byte("allowed.test\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +41,8 @@ func TestRebinding(t *testing.T) {
 	var got []string
 	for _, rr := range resp.Answer {
 		got = append(got, rr.(*dns.A).A.String())
-		if rr.Header().Ttl > 86400 {
-			t.Errorf("answer TTL %d, want at most a day", rr.Header().Ttl)
+		if rr.Header().Ttl > 7200 {
+			t.Errorf("answer TTL %d, want at most 7200 (max-ttl 2h)", rr.Header().Ttl)
 		}
 	}
 	if strings.Join(got, " ") != allowedIP {
@@ -57,10 +58,10 @@ func TestRebinding(t *testing.T) {
 			t.Errorf("denials lacks %q:\n%s", want, log)
 		}
 	}
-	// A day and an eighth: nft prints it as 1d3h.
-	for _, m := range regexp.MustCompile(`(?:timeout|expires) (\d+)d`).FindAllStringSubmatch(set, -1) {
-		if days, _ := strconv.Atoi(m[1]); days > 1 {
-			t.Errorf("a pin of %s days:\n%s", m[1], set)
+	// 2 hours and an eighth: nft prints it as 2h15m.
+	for _, m := range regexp.MustCompile(`(?:timeout|expires) (\d+)([dh])`).FindAllStringSubmatch(set, -1) {
+		if n, _ := strconv.Atoi(m[1]); m[2] == "d" || n > 2 {
+			t.Errorf("a pin of %s%s:\n%s", m[1], m[2], set)
 		}
 	}
 }

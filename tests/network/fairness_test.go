@@ -157,9 +157,8 @@ func TestDNSFairness(t *testing.T) {
 // 99.9%), their latency, and netns-dns's largest RSS meanwhile (target <
 // 64 MiB). It asserts nothing about time.
 func TestFairnessBench(t *testing.T) {
-	if os.Getenv(benchEnv) == "" {
-		t.Skipf("a benchmark: run make bench-network (or set %s=1)", benchEnv)
-	}
+	// Selected by scripts/bench-network (CLAUDE_SBX_E2E=bench-dns).
+	testutil.E2E(t, testutil.E2EBenchDNS)
 	w := newPolicyWorld(t, allowlistConf, 0)
 	if err := os.WriteFile(filepath.Join(w.presetDir, "web"), []byte("allowed.test\n"), 0o644); err != nil {
 		t.Fatal(err)

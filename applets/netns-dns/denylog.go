@@ -59,10 +59,10 @@ const (
 // and marks the cut with "...".
 const maxNameLen = 253
 
-// maxLineLen bounds a line: the time stamp, "refused CLASS65535 TYPE65535 ",
-// a name, and the advice with the name again (only names made of host name
-// bytes, at most maxNameLen long, get one), or the count of the lines left
-// out before it.
+// maxLineLen bounds what one denial writes: its line (the time stamp,
+// "refused CLASS65535 TYPE65535 ", a name, and the advice with the name
+// again: only names made of host name bytes, at most maxNameLen long, get
+// one) and the count of the denials left out before it.
 const maxLineLen = 21 + len("refused CLASS65535 TYPE65535 ") + maxNameLen + len("...") + len(": allow with: domain ") + maxNameLen + 1 +
 	21 + len("18446744073709551615 more denials not logged (at most 10 a second)\n")
 

@@ -33,10 +33,8 @@ const (
 func unsafePointer(b *byte) unsafe.Pointer { return unsafe.Pointer(b) }
 
 // readDrops binds nflog group nft.LogGroup and writes each logged drop to
-// the denial log of the namespace its prefix names, or (the bridge table's
-// drops of the host, the LAN and the metadata address, whose prefix names
-// none) of the namespace nameOf its source address, until ctx ends.
-func readDrops(ctx context.Context, l *DenialLog, nameOf func(netip.Addr) string) error {
+// the denial log of the namespace its prefix names, until ctx ends.
+func readDrops(ctx context.Context, l *DenialLog) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
@@ -76,10 +74,7 @@ func readDrops(ctx context.Context, l *DenialLog, nameOf func(netip.Addr) string
 				break
 			}
 			if typ == unix.NFNL_SUBSYS_ULOG<<nflogMsgTypeShift|nfulnlMsgPacket && size >= nlmsgHdrLen+nfgenHdrLen {
-				if ns, proto, src, dst, port, ok := parseDrop(b[nlmsgHdrLen+nfgenHdrLen : size]); ok {
-					if ns == "" {
-						ns = nameOf(src)
-					}
+				if ns, proto, dst, port, ok := parseDrop(b[nlmsgHdrLen+nfgenHdrLen : size]); ok {
 					l.Dropped(ns, proto, dst, port)
 				}
 			}
@@ -126,10 +121,9 @@ func readAck(fd int) error {
 	return nil
 }
 
-// parseDrop reads the namespace from the prefix ("" if it names none) and
-// the source and destination from the IPv4 header in the payload of one
-// nflog packet message's attributes.
-func parseDrop(attrs []byte) (ns, proto string, src, dst netip.Addr, port uint16, ok bool) {
+// parseDrop reads the namespace from the prefix and the destination from
+// the IPv4 header in the payload of one nflog packet message's attributes.
+func parseDrop(attrs []byte) (ns, proto string, dst netip.Addr, port uint16, ok bool) {
 	var prefix string
 	var payload []byte
 	for len(attrs) >= nlaHdrLen {
@@ -148,21 +142,20 @@ func parseDrop(attrs []byte) (ns, proto string, src, dst netip.Addr, port uint16
 	}
 	rest, found := strings.CutPrefix(prefix, nft.LogPrefix)
 	if !found {
-		return "", "", netip.Addr{}, netip.Addr{}, 0, false
+		return "", "", netip.Addr{}, 0, false
 	}
 	ns = strings.TrimSpace(rest)
-	proto, src, dst, port, ok = parseIPv4(payload)
-	return ns, proto, src, dst, port, ok
+	proto, dst, port, ok = parseIPv4(payload)
+	return ns, proto, dst, port, ok && ns != ""
 }
 
-// parseIPv4 returns the protocol, source, destination and destination port
-// of an IPv4 packet.
-func parseIPv4(p []byte) (proto string, src, dst netip.Addr, port uint16, ok bool) {
+// parseIPv4 returns the protocol, destination and destination port of an
+// IPv4 packet.
+func parseIPv4(p []byte) (proto string, dst netip.Addr, port uint16, ok bool) {
 	if len(p) < 20 || p[0]>>4 != 4 {
-		return "", netip.Addr{}, netip.Addr{}, 0, false
+		return "", netip.Addr{}, 0, false
 	}
 	ihl := int(p[0]&0x0f) * 4
-	src = netip.AddrFrom4([4]byte(p[12:16]))
 	dst = netip.AddrFrom4([4]byte(p[16:20]))
 	switch p[9] {
 	case unix.IPPROTO_TCP:
@@ -170,12 +163,12 @@ func parseIPv4(p []byte) (proto string, src, dst netip.Addr, port uint16, ok boo
 	case unix.IPPROTO_UDP:
 		proto = "udp"
 	case unix.IPPROTO_ICMP:
-		return "icmp", src, dst, 0, true
+		return "icmp", dst, 0, true
 	default:
-		return fmt.Sprintf("protocol %d", p[9]), src, dst, 0, true
+		return fmt.Sprintf("protocol %d", p[9]), dst, 0, true
 	}
 	if ihl < 20 || len(p) < ihl+4 {
-		return proto, src, dst, 0, true
+		return proto, dst, 0, true
 	}
-	return proto, src, dst, binary.BigEndian.Uint16(p[ihl+2 : ihl+4]), true
+	return proto, dst, binary.BigEndian.Uint16(p[ihl+2 : ihl+4]), true
 }

@@ -190,16 +190,6 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 	return errs
 }
 
-// NameOf is the name of the namespace at address a ("" if none).
-func (r *Resolver) NameOf(a netip.Addr) string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if ns := r.nss[a]; ns != nil {
-		return ns.policy.Name
-	}
-	return ""
-}
-
 // Addrs are the addresses of the namespaces with a policy.
 func (r *Resolver) Addrs() []netip.Addr {
 	r.mu.RLock()

@@ -80,7 +80,7 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	}
 	go loader.watch(ctx)
 	go func() {
-		if err := readDrops(ctx, denials, r.NameOf); err != nil {
+		if err := readDrops(ctx, denials); err != nil {
 			logf("denial log of the firewall's drops: %v", err)
 		}
 	}()

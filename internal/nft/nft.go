@@ -170,11 +170,6 @@ func Build(s Spec) Ruleset {
 		open = append(open, Rule{Match: m, Verdict: accept})
 	}
 
-	// Drops of the host, the LAN and the metadata address are logged for
-	// netns-dns's denial log under LogPrefix alone: it tells the namespace
-	// by the packet's source address.
-	limit := Match{Kind: MatchLimit, PortLo: 10, PortHi: 20}
-	logDrop := Verdict{Kind: Log, Prefix: LogPrefix, Group: LogGroup}
 	in := []Rule{{Match: []Match{established}, Verdict: accept}}
 	if gw := s.NetnsDNS; gw.IsValid() {
 		for _, proto := range []string{"udp", "tcp"} {
@@ -182,7 +177,7 @@ func Build(s Spec) Ruleset {
 		}
 	}
 	in = append(in, open...)
-	in = append(in, Rule{Match: []Match{limit}, Verdict: logDrop}, Rule{Verdict: drop})
+	in = append(in, Rule{Verdict: drop})
 
 	out := []Rule{
 		{Match: []Match{{Kind: MatchOIFName, Name: br}}, Verdict: drop},
@@ -190,7 +185,6 @@ func Build(s Spec) Ruleset {
 	}
 	out = append(out, open...)
 	out = append(out,
-		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked4"}, limit}, Verdict: logDrop},
 		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked4"}}, Verdict: Verdict{Kind: RejectAdminProhibited}},
 		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked6", IPv6: true}}, Verdict: Verdict{Kind: RejectAdminProhibited}},
 	)

@@ -18,6 +18,7 @@
 #                    uninstall-netns-enter
 # bench-network      netns-setup up of 1 and 100 namespaces vs ip netns add + ip link
 #                    doing the bare equivalent, in a throwaway host namespace; then
+#                    netns-dns's fairness under one namespace's flood; then
 #                    scripts/bench-dns: netns-dns's latency, TTFB and memory ratios
 
 NET_LIB       = $(DESTDIR)$(PREFIX)/lib

@@ -63,3 +63,79 @@ func TestDenialLogClassAndType(t *testing.T) {
 		}
 	}
 }
+
+// longestName is the longest name a query can carry, in the text form
+// miekg/dns gives it (every byte a control byte, so \DDD): 1,000 bytes.
+var longestName = func() string {
+	l63, l61 := strings.Repeat(`\001`, 63), strings.Repeat(`\001`, 61)
+	return l63 + "." + l63 + "." + l63 + "." + l61 + "."
+}()
+
+// TestDenialLogKeepsMarker: a denial logged before a flood of the longest
+// lines a sandbox can make is still in the log (NAME.log.1 and NAME.log,
+// what netns-setup denials prints) after 30 minutes of that flood.
+func TestDenialLogKeepsMarker(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(0, 0)
+	l := &DenialLog{Dir: dir, now: func() time.Time { return now }}
+	l.Refused("agents", dns.Question{Name: "marker.evil.test.", Qtype: dns.TypeA, Qclass: dns.ClassINET})
+	for s := 0; s < 30*60; s++ {
+		for i := 0; i < 20; i++ { // twice the rate: the limit is reached every second
+			now = time.Unix(int64(s), int64(i)*50e6)
+			q := dns.Question{Name: longestName, Qtype: 65535, Qclass: dns.ClassINET}
+			if i%2 == 1 {
+				q.Qclass = 65535
+			}
+			l.Refused("agents", q)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "agents.log.1"))
+	b, _ := os.ReadFile(filepath.Join(dir, "agents.log"))
+	got := string(a) + string(b)
+	if !strings.Contains(got, "refused A marker.evil.test: allow with: domain marker.evil.test\n") {
+		t.Fatalf("the marker was pushed out by 30 minutes of flood (%d bytes kept); log starts:\n%.300s", len(got), got)
+	}
+	for _, line := range strings.SplitAfter(got, "\n") {
+		if len(line) > maxLineLen {
+			t.Fatalf("line of %d bytes, want at most %d: %.200s", len(line), maxLineLen, line)
+		}
+		if strings.Contains(line, `\\`) {
+			t.Fatalf("name escaped twice: %.200s", line)
+		}
+	}
+}
+
+// TestDenialLogBudget: the budget holds at least an hour of the worst flood
+// (every line as long as it can be, at the full rate), and at least 16 MiB.
+func TestDenialLogBudget(t *testing.T) {
+	hour := int64(logBurst+logRate*3600) * int64(maxLineLen)
+	if LogBudget < hour || LogBudget < 16<<20 {
+		t.Errorf("LogBudget = %d, want at least %d (an hour of the longest lines) and %d", LogBudget, hour, 16<<20)
+	}
+}
+
+// TestDenialLogNames: names are cut to the DNS maximum, never inside an
+// escape, and only names of host name bytes get advice, exactly their own
+// name (never a wildcard).
+func TestDenialLogNames(t *testing.T) {
+	for _, tc := range []struct {
+		name, q, want string
+	}{
+		{"exact advice", "x.attacker.test.", "refused A x.attacker.test: allow with: domain x.attacker.test\n"},
+		{"escaped name", `a\001b.attacker.test.`, `refused A a\001b.attacker.test: no domain line can allow this name` + "\n"},
+		{"longest", longestName, "refused A " + strings.Repeat(`\001`, 63) + `...: no domain line can allow this name` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l := &DenialLog{Dir: dir}
+			l.Refused("agents", dns.Question{Name: tc.q, Qtype: dns.TypeA, Qclass: dns.ClassINET})
+			b, _ := os.ReadFile(filepath.Join(dir, "agents.log"))
+			if _, line, _ := strings.Cut(string(b), " "); line != tc.want {
+				t.Errorf("Refused(%q) wrote %q, want %q", tc.q, line, tc.want)
+			}
+			if strings.Contains(string(b), "*.") {
+				t.Errorf("advice with a wildcard: %q", b)
+			}
+		})
+	}
+}

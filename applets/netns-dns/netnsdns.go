@@ -7,9 +7,11 @@
 //   - allowlist: A, AAAA and CNAME queries for allowed names are forwarded
 //     upstream, and the addresses of the answer (at the end of its CNAME
 //     chain) are put into the namespace's nftables pin sets, with a timeout
-//     of the larger of their TTL and a floor (DefaultPinFloor); every other
-//     name is REFUSED, logged, and never forwarded; AAAA gets an empty
-//     answer where the namespace has no IPv6;
+//     of the larger of their TTL (at most DefaultMaxTTL) and a floor
+//     (DefaultPinFloor); local and private addresses are removed from the
+//     answer unless an allow line covers them; every other name is
+//     REFUSED, logged, and never forwarded; AAAA gets an empty answer
+//     where the namespace has no IPv6;
 //   - open: every query is forwarded.
 //
 // It follows the policy directory as namespaces come and go, and writes the

@@ -24,6 +24,29 @@ import (
 // them and still lets an address go soon after names stop resolving to it.
 const DefaultPinFloor = 5 * time.Minute
 
+// DefaultMaxTTL caps the TTL of an answer: its records' TTLs in the reply,
+// how long its addresses stay pinned and its CNAME targets allowed. A
+// server's TTL of 4294967295 would otherwise pin an address for 136 years.
+const DefaultMaxTTL = 24 * time.Hour
+
+// localRanges are addresses no name may lead a sandbox to unless an allow
+// line covers them: "this network", loopback, link-local (the cloud
+// metadata address), and the private ranges, where the host, its LAN and
+// the bridge are. Answers with them are how DNS rebinding reaches the
+// inside from a name the sandbox may resolve.
+var localRanges = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("127.0.0.0/8"),
+	netip.MustParsePrefix("169.254.0.0/16"),
+	netip.MustParsePrefix("10.0.0.0/8"),
+	netip.MustParsePrefix("172.16.0.0/12"),
+	netip.MustParsePrefix("192.168.0.0/16"),
+	netip.MustParsePrefix("::/127"),
+	netip.MustParsePrefix("::ffff:0:0/96"),
+	netip.MustParsePrefix("fc00::/7"),
+	netip.MustParsePrefix("fe80::/10"),
+}
+
 // upstreamTimeout bounds one upstream query.
 const upstreamTimeout = 3 * time.Second
 
@@ -52,6 +75,11 @@ type Resolver struct {
 	Log      *DenialLog
 	// PinFloor is the shortest pin (DefaultPinFloor).
 	PinFloor time.Duration
+	// MaxTTL caps TTLs where a policy does not (DefaultMaxTTL).
+	MaxTTL time.Duration
+	// Local, if set, returns the host's own addresses and the bridge's
+	// network: removed from answers like localRanges.
+	Local func() []netip.Prefix
 	// Logf reports errors of the resolver itself (a failed pin).
 	Logf func(format string, args ...any)
 	// Refresh, if set, brings the policies up to date (cheaply when
@@ -160,6 +188,18 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 	r.nss = next
 	r.mu.Unlock()
 	return errs
+}
+
+// Addrs are the addresses of the namespaces with a policy.
+func (r *Resolver) Addrs() []netip.Addr {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]netip.Addr, 0, len(r.nss))
+	for a := range r.nss {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return out
 }
 
 func (r *Resolver) clock() time.Time {
@@ -302,12 +342,16 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 		ttl  uint32
 	}
 	var pins []pin
+	local := r.localPrefixes()
+	var removed []netip.Addr
+	maxTTL := uint32(r.maxTTL(ns) / time.Second)
 	ns.mu.Lock()
 	for _, rr := range answer {
 		owner := strings.ToLower(rr.Header().Name)
 		if !inChain[owner] {
 			continue
 		}
+		rr.Header().Ttl = min(rr.Header().Ttl, maxTTL)
 		switch v := rr.(type) {
 		case *dns.CNAME:
 			keep = append(keep, rr)
@@ -317,14 +361,25 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 				ns.cnames[target] = cnameGrant{sets: sets, pattern: pattern, until: until}
 			}
 		case *dns.A:
-			if a, ok := netip.AddrFromSlice(v.A.To4()); ok {
-				keep = append(keep, rr)
-				pins = append(pins, pin{a, v.Hdr.Ttl})
+			a, ok := netip.AddrFromSlice(v.A.To4())
+			if !ok {
+				continue
 			}
+			if ns.isLocal(a, local) {
+				removed = append(removed, a)
+				continue
+			}
+			keep = append(keep, rr)
+			pins = append(pins, pin{a, v.Hdr.Ttl})
 		case *dns.AAAA:
-			if ns.policy.IPv6 {
-				keep = append(keep, rr)
+			if !ns.policy.IPv6 {
+				continue
 			}
+			if a, ok := netip.AddrFromSlice(v.AAAA); ok && ns.isLocal(a, local) {
+				removed = append(removed, a)
+				continue
+			}
+			keep = append(keep, rr)
 		}
 	}
 	// Which pins need the kernel: those not pinned for at least the TTL.
@@ -346,6 +401,9 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 		}
 	}
 	ns.mu.Unlock()
+	for _, a := range removed {
+		r.Log.Removed(ns.policy.Name, name, a)
+	}
 	for s, addrs := range todo {
 		if err := r.Pinner.Pin(ns.policy.Table, s, addrs, timeout[s]); err != nil {
 			r.logf("pin %v in %s of %s: %v", addrs, s, ns.policy.Table, err)
@@ -379,6 +437,36 @@ func (ns *namespace) expire(now time.Time) {
 			delete(ns.cnames, k)
 		}
 	}
+}
+
+// isLocal reports whether a answer's address a is one no name may lead to
+// (localRanges, the host's own and the bridge's, local), unless the
+// namespace's allow lines cover it.
+func (ns *namespace) isLocal(a netip.Addr, local []netip.Prefix) bool {
+	if !slices.ContainsFunc(localRanges, func(p netip.Prefix) bool { return p.Contains(a) }) &&
+		!slices.ContainsFunc(local, func(p netip.Prefix) bool { return p.Contains(a) }) {
+		return false
+	}
+	return !slices.ContainsFunc(ns.policy.Allow, func(p netip.Prefix) bool { return p.Contains(a) })
+}
+
+func (r *Resolver) localPrefixes() []netip.Prefix {
+	if r.Local == nil {
+		return nil
+	}
+	return r.Local()
+}
+
+// maxTTL is the TTL cap of ns: its policy's (the max-ttl line), else
+// r.MaxTTL, else DefaultMaxTTL.
+func (r *Resolver) maxTTL(ns *namespace) time.Duration {
+	if ns.policy.MaxTTL > 0 {
+		return time.Duration(ns.policy.MaxTTL) * time.Second
+	}
+	if r.MaxTTL > 0 {
+		return r.MaxTTL
+	}
+	return DefaultMaxTTL
 }
 
 func (r *Resolver) floor() time.Duration {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"sync"
@@ -43,6 +44,7 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	}
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
+	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
@@ -58,17 +60,18 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		})
 		return errors.Join(err, serr)
 	}}
-	pc, err := lc.ListenPacket(ctx, "udp4", o.listen.String())
+	udp, err := newUDPServer(ctx, o.listen, lc, r, logf)
 	if err != nil {
 		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
 	}
+	defer udp.Close()
+	loader.setChanged(func() { udp.SetNamespaces(r.Addrs()) })
+	udp.SetNamespaces(r.Addrs())
 	ln, err := lc.Listen(ctx, "tcp4", o.listen.String())
 	if err != nil {
-		pc.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
 	servers := []*dns.Server{
-		{PacketConn: pc, Handler: r, UDPSize: 1232},
 		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}
 	errc := make(chan error, len(servers)+1)
@@ -100,6 +103,9 @@ type policyLoader struct {
 	dir  string
 	r    *Resolver
 	logf func(string, ...any)
+
+	// changed, if set, is called after the policies changed.
+	changed func()
 
 	mu    sync.Mutex
 	mtime time.Time
@@ -138,6 +144,16 @@ func (l *policyLoader) refresh(force bool) {
 	for _, err := range l.r.SetPolicies(files) {
 		l.logf("%v", err)
 	}
+	if l.changed != nil {
+		l.changed()
+	}
+}
+
+// setChanged sets the func called after the policies changed.
+func (l *policyLoader) setChanged(f func()) {
+	l.mu.Lock()
+	l.changed = f
+	l.mu.Unlock()
 }
 
 // watch reloads the policies when the directory changes.
@@ -195,4 +211,48 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// hostAddrs are the host's own addresses and the network of the bridge
+// (the interface that holds the bridge address), read again when older
+// than hostAddrsEvery.
+type hostAddrs struct {
+	bridge netip.Addr
+
+	mu   sync.Mutex
+	read time.Time
+	out  []netip.Prefix
+}
+
+const hostAddrsEvery = 5 * time.Second
+
+func (h *hostAddrs) get() []netip.Prefix {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if time.Since(h.read) < hostAddrsEvery {
+		return h.out
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return h.out // the last known
+	}
+	h.read = time.Now()
+	var out []netip.Prefix // a new slice: callers still read the last one
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, ok := netip.AddrFromSlice(n.IP)
+		if !ok {
+			continue
+		}
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+		if ones, _ := n.Mask.Size(); ip == h.bridge {
+			out = append(out, netip.PrefixFrom(ip, ones).Masked())
+		}
+	}
+	h.out = out
+	return out
 }

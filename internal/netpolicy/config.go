@@ -3,10 +3,12 @@ package netpolicy
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the firewall's config file (netns-firewall.conf): one
@@ -21,6 +23,8 @@ import (
 //	domain NAME|*.NAME [tcp|udp PORT[-PORT]]
 //	                                   an allowed name (default tcp 80 and 443)
 //	preset NAME                        the domains of a shipped preset file
+//	max-ttl N{s,m,h,d}                 the longest TTL netns-dns honours
+//	                                   (default a day)
 //
 // A namespace's own file (netns-firewall.d/NAME.conf) takes the same lines
 // but resolver, and allow lines there may not open the ranges the bridge
@@ -32,7 +36,16 @@ type Config struct {
 	Policy  string
 	Domains []Domain
 	Presets []string
+	// MaxTTL caps the TTLs netns-dns honours; 0 is its default.
+	MaxTTL time.Duration
 }
+
+// The bounds of max-ttl: below a minute every answer would be pinned for
+// the pin floor anyway; beyond a week a pin outlives any name's plans.
+const (
+	minMaxTTL = time.Minute
+	maxMaxTTL = 7 * 24 * time.Hour
+)
 
 // maxResolvers is the C library's MAXNS.
 const maxResolvers = 3
@@ -108,8 +121,17 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 					loopbackLine = n
 				}
 			}
+		case "max-ttl":
+			switch {
+			case nsFile:
+				err = fmt.Errorf("max-ttl: only in netns-firewall.conf: netns-dns's caches are shared by every namespace")
+			case c.MaxTTL != 0:
+				err = fmt.Errorf("max-ttl: a second max-ttl line: keep one")
+			default:
+				c.MaxTTL, err = parseMaxTTL(f[1:])
+			}
 		default:
-			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain or preset", f[0])
+			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain, preset or max-ttl", f[0])
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("%s:%d: %w", file, n, err)
@@ -125,6 +147,27 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 		return Config{}, fmt.Errorf("%s:%d: resolver: without a policy line the sandboxes query the resolver themselves and cannot reach a loopback address: add policy open (or allowlist), so that netns-dns forwards to it", file, loopbackLine)
 	}
 	return c, nil
+}
+
+// parseMaxTTL reads N followed by s, m, h or d.
+func parseMaxTTL(f []string) (time.Duration, error) {
+	const usage = "max-ttl: use max-ttl N followed by s, m, h or d (max-ttl 1d)"
+	if len(f) != 1 || len(f[0]) < 2 {
+		return 0, errors.New(usage)
+	}
+	unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour}[f[0][len(f[0])-1]]
+	n, err := strconv.ParseUint(f[0][:len(f[0])-1], 10, 32)
+	if unit == 0 || err != nil {
+		return 0, errors.New(usage)
+	}
+	d := time.Duration(n) * unit
+	switch {
+	case d < minMaxTTL:
+		return 0, fmt.Errorf("max-ttl: %s is shorter than a minute", f[0])
+	case d > maxMaxTTL:
+		return 0, fmt.Errorf("max-ttl: %s is longer than 7 days: pins would outlive the names", f[0])
+	}
+	return d, nil
 }
 
 func parseAllow(f []string) (Allow, error) {

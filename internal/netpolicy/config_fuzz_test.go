@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
@@ -16,6 +17,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add("allow 10.1.0.0/16 tcp 80-90\nresolver 192.168.1.1\n")
 	f.Add("allow fd00::1\n# c\nallow 1.2.3.4 udp 53")
 	f.Add("resolver 1.1.1.1 1.1.1.2")
+	f.Add("max-ttl 1d\nmax-ttl 99999999999h")
 	// The default install on a host with systemd-resolved.
 	stubSpec := nft.Spec{Bridge: "br-netns", Subnet: netip.MustParsePrefix("10.10.0.0/16"), Resolvers: []netip.Addr{netip.MustParseAddr("10.10.0.1")}}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -25,6 +27,9 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("error %q is not one FILE:LINE line", err)
 			}
 			return
+		}
+		if c.MaxTTL != 0 && (c.MaxTTL < time.Minute || c.MaxTTL > 7*24*time.Hour) {
+			t.Fatalf("max-ttl %v", c.MaxTTL)
 		}
 		for _, a := range c.Allow {
 			if !a.Dest.IsValid() || a.Dest.Bits() == 0 || a.Dest.Masked() != a.Dest {

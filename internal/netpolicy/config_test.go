@@ -3,6 +3,7 @@ package netpolicy
 import (
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -40,7 +41,7 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow, resolver, policy, domain or preset`},
+		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow, resolver, policy, domain, preset or max-ttl`},
 		{"no dest", "allow", "f:1: allow: want 1 or 3 arguments, got 0: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"two args", "allow 1.2.3.4 tcp", "f:1: allow: want 1 or 3 arguments, got 2: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"hostname", "allow proxy.lan", `f:1: allow: "proxy.lan" is not an address or a network`},
@@ -71,5 +72,53 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Fatalf("ParseConfig(%q) error = %v, want %q", tt.in, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestMaxTTL(t *testing.T) {
+	for _, tt := range []struct {
+		name, line string
+		want       time.Duration
+		err        string
+	}{
+		{name: "none", line: "", want: 0},
+		{name: "hours", line: "max-ttl 6h", want: 6 * time.Hour},
+		{name: "days", line: "max-ttl 2d", want: 48 * time.Hour},
+		{name: "seconds", line: "max-ttl 600s", want: 10 * time.Minute},
+		{name: "too short", line: "max-ttl 30s", err: "f:1: max-ttl: 30s is shorter than a minute"},
+		{name: "too long", line: "max-ttl 8d", err: "f:1: max-ttl: 8d is longer than 7 days: pins would outlive the names"},
+		{name: "no unit", line: "max-ttl 600", err: "f:1: max-ttl: use max-ttl N followed by s, m, h or d (max-ttl 1d)"},
+		{name: "twice", line: "max-ttl 1d\nmax-ttl 2d", err: "f:2: max-ttl: a second max-ttl line: keep one"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ParseConfig("f", []byte(tt.line+"\n"))
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("ParseConfig(%q) = %v, want error %q", tt.line, err, tt.err)
+				}
+				return
+			}
+			if err != nil || c.MaxTTL != tt.want {
+				t.Fatalf("ParseConfig(%q) = %v, %v, want MaxTTL %v", tt.line, c.MaxTTL, err, tt.want)
+			}
+		})
+	}
+	if _, err := ParseNamespaceConfig("f", []byte("max-ttl 1d\n")); err == nil || err.Error() != "f:1: max-ttl: only in netns-firewall.conf: netns-dns's caches are shared by every namespace" {
+		t.Errorf("max-ttl in a namespace file: %v", err)
+	}
+}
+
+func TestForNamespaceCarriesAllowAndMaxTTL(t *testing.T) {
+	c, err := ParseConfig("f", []byte("policy allowlist\ndomain a.example\nallow 192.168.1.0/24 tcp 443\nmax-ttl 2h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ForNamespace("a", netip.MustParseAddr("10.10.0.2"), c, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.53:53")}, "t", func(i int) string { return "pin" })
+	q, err := ParsePolicy("p", p.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(q.Allow) != 1 || q.Allow[0] != netip.MustParsePrefix("192.168.1.0/24") || q.MaxTTL != 7200 {
+		t.Errorf("policy of a namespace: allow %v, max_ttl %d, want [192.168.1.0/24] and 7200", q.Allow, q.MaxTTL)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
@@ -33,6 +34,11 @@ type Policy struct {
 	// Generation changes with every up, which makes the table anew and
 	// so empties its sets: netns-dns forgets what it pinned.
 	Generation int64 `json:"generation"`
+	// Allow are the destinations of the namespace's allow lines: answers
+	// may lead there although they are local or private.
+	Allow []netip.Prefix `json:"allow,omitempty"`
+	// MaxTTL caps TTLs, in seconds (0: netns-dns's default).
+	MaxTTL int64 `json:"max_ttl,omitempty"`
 }
 
 // PolicyDomain is one allowed name pattern and the pin sets of its ports.
@@ -87,7 +93,10 @@ func ParsePolicy(file string, b []byte) (Policy, error) {
 // config c: in allowlist mode, table is its nftables table and pinSet names
 // the set of the i-th port group (PortGroups).
 func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrPort, table string, pinSet func(int) string) Policy {
-	p := Policy{Name: name, Addr: addr, Mode: c.Policy, Upstream: upstream}
+	p := Policy{Name: name, Addr: addr, Mode: c.Policy, Upstream: upstream, MaxTTL: int64(c.MaxTTL / time.Second)}
+	for _, a := range c.Allow {
+		p.Allow = append(p.Allow, a.Dest)
+	}
 	if c.Policy != PolicyAllowlist {
 		return p
 	}

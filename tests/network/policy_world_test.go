@@ -67,6 +67,8 @@ func (a *authServer) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 		"cname.test.":   {"cname.test. 60 IN CNAME hop.cdn.test.", "hop.cdn.test. 60 IN CNAME end.cdn.test.", "end.cdn.test. 60 IN A " + cnameIP},
 		"short.test.":   {"short.test. 1 IN A " + shortIP},
 		"evil.test.":    {"evil.test. 60 IN A " + evilIP},
+		// DNS rebinding: an allowed name that leads inside (rebind_test.go).
+		"rebind.test.": {"rebind.test. 4294967295 IN A 127.0.0.1", "rebind.test. 60 IN A " + metadata, "rebind.test. 60 IN A " + gateway, "rebind.test. 60 IN A " + lanAddr, "rebind.test. 4294967295 IN A " + allowedIP},
 	}
 	var i, j int
 	if n, _ := fmt.Sscanf(name, "n%d-%d.bulk.test.", &i, &j); n == 2 {

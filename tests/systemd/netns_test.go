@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil/nspawn"
 )
@@ -81,13 +83,20 @@ func endToEnd(t *testing.T, u testutil.User, stage string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hidden := productState(t, stage)
 	m := nspawn.Boot(t, nspawn.Options{
 		BindRO: []string{stage + ":" + mntStage, exe + ":" + mntTest},
+		Hide:   hidden,
 		Files: []nspawn.File{
 			{Path: "/etc/systemd/network/50-e2e-uplink.network", Data: uplinkNetwork},
 		},
 	})
 	ctx := context.Background()
+	for _, p := range hidden {
+		if _, err := m.Run(ctx, "test", "!", "-e", p, "-a", "!", "-L", p); err != nil {
+			t.Fatalf("%s of the host is in the machine: it must start as a fresh install", p)
+		}
+	}
 
 	// Install as root in the machine: cp -a keeps netns-enter setuid.
 	m.MustRun(t, "cp", "-a", mntStage+"/.", "/")
@@ -395,6 +404,33 @@ func stageInstall(t *testing.T) string {
 		t.Fatalf("make install install-network DESTDIR=%s: %v\n%s", stage, err, out)
 	}
 	return stage
+}
+
+// productState lists what an install, a run or an update of the product
+// may have left on the host, for the machine to hide: every file the
+// staged install holds, the files of earlier versions, the state
+// directories (denial logs, policies, namespaces) and the agent's bin dir
+// with its state.
+func productState(t *testing.T, stage string) []string {
+	t.Helper()
+	out := []string{
+		"/var/log/netns-dns", "/var/log/private/netns-dns",
+		nsname.EtcDir, nsname.RunDir, "/run/netns-policy",
+		filepath.Dir(buildinfo.BinDir),
+		"/usr/local/etc/netns-firewall.d",
+		"/usr/local/lib/systemd/resolved.conf.d/claude-sandbox-netns.conf",
+	}
+	err := filepath.WalkDir(stage, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		out = append(out, strings.TrimPrefix(p, stage))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // lanSetup makes the LAN namespace behind the host's uplink and starts its

@@ -17,6 +17,7 @@ package nspawn
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -65,6 +66,11 @@ type Options struct {
 	// --bind= ("HOST[:MACHINE[:OPTIONS]]"). nspawn mounts a fresh tmpfs
 	// on the machine's /tmp, so bind what the test needs elsewhere.
 	BindRO, Bind []string
+	// Hide are absolute paths of the host that the machine does not see
+	// (removed in its overlay, which leaves the host's as they are): the
+	// state an earlier run or install left on the host, so that the
+	// machine starts as a fresh system whatever ran on the host before.
+	Hide []string
 	// Files are written into the machine's root before it boots.
 	Files []File
 	// Mask adds units to DefaultMask; Wants adds units started at boot.
@@ -89,6 +95,19 @@ func targetUnit(wants []string) string {
 		"After=basic.target\n" +
 		"Wants=" + strings.Join(w, " ") + "\n" +
 		"AllowIsolate=yes\n"
+}
+
+// hideList is the file the wrapper reads the paths of Options.Hide from,
+// one a line; a path must be absolute, clean, not / and without a newline.
+func hideList(paths []string) (string, error) {
+	var b strings.Builder
+	for _, p := range paths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" || strings.ContainsAny(p, "\n\x00") {
+			return "", fmt.Errorf("hide %q: not a clean absolute path below /", p)
+		}
+		b.WriteString(p + "\n")
+	}
+	return b.String(), nil
 }
 
 // nspawnArgs is the systemd-nspawn command line for machine name booting

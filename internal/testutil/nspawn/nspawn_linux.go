@@ -135,6 +135,13 @@ func prepareSteps(opts Options) (*Machine, error) {
 		return m, err
 	}
 
+	hide, err := hideList(opts.Hide)
+	if err != nil {
+		return m, err
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "hide"), []byte(hide), 0o600); err != nil {
+		return m, err
+	}
 	var id [16]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return m, err
@@ -676,8 +683,9 @@ func RemoveLeftovers(logf func(string, ...any)) {
 const procSysUser = "mount --bind /proc/sys/user /proc/sys/user && mount -o remount,bind,rw /proc/sys/user"
 
 // wrapperScript runs in the private mount namespace of the future nspawn
-// process: it joins the machine's cgroups, mounts the overlay, copies the
-// seed tree in and execs nspawn. Positional parameters: $1 the machine's
+// process: it joins the machine's cgroups, mounts the overlay, removes the
+// hidden paths in it (whiteouts in the upper layer: the host's files stay),
+// copies the seed tree in and execs nspawn. Positional parameters: $1 the machine's
 // directory, then the cgroup.procs files, "--", the nspawn command.
 const wrapperScript = `set -eu
 d=$1; shift
@@ -685,6 +693,7 @@ while [ "$1" != -- ]; do echo $$ >"$1"; shift; done; shift
 mount -t tmpfs -o mode=0755 claude-sbx-upper "$d/up"
 mkdir "$d/up/upper" "$d/up/work"
 mount -t overlay -o "lowerdir=/,upperdir=$d/up/upper,workdir=$d/up/work" claude-sbx-root "$d/merged"
+while IFS= read -r p; do rm -rf -- "$d/merged$p"; done <"$d/hide"
 cp -a "$d/seed/." "$d/merged/"
 exec "$@"
 `

@@ -70,3 +70,26 @@ func TestTargetUnit(t *testing.T) {
 		}
 	}
 }
+
+func TestHideList(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		paths []string
+		want  string
+		bad   bool
+	}{
+		{name: "none", want: ""},
+		{name: "paths", paths: []string{"/var/log/netns-dns", "/opt/claude"}, want: "/var/log/netns-dns\n/opt/claude\n"},
+		{name: "root", paths: []string{"/"}, bad: true},
+		{name: "relative", paths: []string{"var/log"}, bad: true},
+		{name: "unclean", paths: []string{"/var/../etc"}, bad: true},
+		{name: "newline", paths: []string{"/a\n/etc"}, bad: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := hideList(tt.paths)
+			if (err != nil) != tt.bad || got != tt.want {
+				t.Errorf("hideList(%q) = %q, %v, want %q, error %v", tt.paths, got, err, tt.want, tt.bad)
+			}
+		})
+	}
+}

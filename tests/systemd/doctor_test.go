@@ -65,7 +65,7 @@ func doctorEndToEnd(t *testing.T, m *nspawn.Machine, user string) {
 			t.Errorf("doctor as %s: %s = %s %q (fix %q), want %s", user, name, l.Status, l.Message, l.Fix, want)
 		}
 	}
-	if !ok || len(lines) != 20 {
+	if !ok || len(lines) != 21 {
 		t.Errorf("doctor as %s: ok %v, %d lines", user, ok, len(lines))
 	}
 
@@ -75,7 +75,7 @@ func doctorEndToEnd(t *testing.T, m *nspawn.Machine, user string) {
 		switch name {
 		case "user":
 			want = "warn"
-		case "sandbox-probe", "systemd-user", "agent-slice", "budget", "sandbox-homes", "whitelist":
+		case "sandbox-probe", "systemd-user", "agent-slice", "budget", "sandbox-homes", "whitelist", "toolchains":
 			want = "skip"
 		}
 		if l.Status != want {

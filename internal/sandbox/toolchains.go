@@ -171,6 +171,11 @@ func (l *Launch) showCertFile(h Host, home, f string, writable []string) string 
 	if why := toolchain.HopRisk(home, writable, hops); why != "" {
 		return "it " + why
 	}
+	if l.visibleAsHost(h, real) && l.visibleAsHost(h, f) {
+		// Shown already (the system's CA bundle under /etc/ssl): nothing
+		// to bind, nothing to vet.
+		return ""
+	}
 	for _, p := range []string{f, real} {
 		for _, w := range writable {
 			if p == w || under(p, w) {

@@ -117,8 +117,10 @@ func (b *builder) dir(d string) {
 		return
 	}
 	if b.in.Visible(d) || b.covered(d) {
+		// The system's directories are not scanned for links into a
+		// toolchain (hundreds of alternatives in /usr/bin lead nowhere
+		// else); a toolchain's own were scanned when it was added.
 		b.plan.Path = append(b.plan.Path, d)
-		b.links(d)
 		return
 	}
 	real, hops, err := Resolve(b.h, d)
@@ -167,6 +169,18 @@ func (b *builder) links(dir string) {
 			return
 		}
 		p := filepath.Join(dir, e.Name())
+		// A link within the directory, or to a place shown already,
+		// brings nothing: known without resolving it.
+		t, err := b.h.Readlink(p)
+		if err != nil || !strings.Contains(t, "/") {
+			continue
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(dir, t)
+		}
+		if td := filepath.Dir(t); b.in.Visible(td) || b.covered(td) {
+			continue
+		}
 		real, hops, err := Resolve(b.h, p)
 		if err != nil || HopRisk(b.in.Home, b.in.Writable, hops) != "" {
 			continue

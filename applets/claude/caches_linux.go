@@ -1,12 +1,10 @@
 package claude
 
 import (
-	"fmt"
 	"path/filepath"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
-	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
@@ -14,20 +12,7 @@ import (
 // the directory that holds them) is a directory, not a symlink, of the
 // user's that nobody else can use: every project's sandbox writes there.
 func checkCache(path string, uid int) func(r *hostpath.Resolved) error {
-	return func(r *hostpath.Resolved) error {
-		st := &r.Stat
-		switch {
-		case r.IsSymlink():
-			return fmt.Errorf("shared cache %s is a symlink (to %q), not a directory: remove it", quote.String(path), linkTarget(r))
-		case !r.IsDir():
-			return fmt.Errorf("shared cache %s: not a directory: remove it", quote.String(path))
-		case int(st.Uid) != uid:
-			return fmt.Errorf("shared cache %s: owned by uid %d, not by you (uid %d)", quote.String(path), st.Uid, uid)
-		case st.Mode&0o077 != 0:
-			return fmt.Errorf("shared cache %s has mode %04o, want 0700: chmod 700 %s", quote.String(path), st.Mode&0o7777, quote.String(path))
-		}
-		return nil
-	}
+	return checkOwnDir("shared cache", path, uid)
 }
 
 // cacheRules makes the plan's shared caches (cache shared) from the

@@ -30,17 +30,23 @@ func (osHost) DirID(p string) (dev, ino uint64, err error) {
 // checkHomes checks that the directory of the per-project homes is a
 // directory (not a symlink) of the user's that nobody else can use.
 func checkHomes(path string, uid int) func(r *hostpath.Resolved) error {
+	return checkOwnDir("sandbox homes", path, uid)
+}
+
+// checkOwnDir checks that path, named what in messages, is a directory
+// (not a symlink) of the user's that nobody else can use.
+func checkOwnDir(what, path string, uid int) func(r *hostpath.Resolved) error {
 	return func(r *hostpath.Resolved) error {
 		st := &r.Stat
 		switch {
 		case r.IsSymlink():
-			return fmt.Errorf("sandbox homes %s is a symlink (to %q), not a directory: remove it", quote.String(path), linkTarget(r))
+			return fmt.Errorf("%s %s is a symlink (to %q), not a directory: remove it", what, quote.String(path), linkTarget(r))
 		case !r.IsDir():
-			return fmt.Errorf("sandbox homes %s: not a directory: remove it", quote.String(path))
+			return fmt.Errorf("%s %s: not a directory: remove it", what, quote.String(path))
 		case int(st.Uid) != uid:
-			return fmt.Errorf("sandbox homes %s: owned by uid %d, not by you (uid %d)", quote.String(path), st.Uid, uid)
+			return fmt.Errorf("%s %s: owned by uid %d, not by you (uid %d)", what, quote.String(path), st.Uid, uid)
 		case st.Mode&0o077 != 0:
-			return fmt.Errorf("sandbox homes %s has mode %04o, want 0700: chmod 700 %s", quote.String(path), st.Mode&0o7777, quote.String(path))
+			return fmt.Errorf("%s %s has mode %04o, want 0700: chmod 700 %s", what, quote.String(path), st.Mode&0o7777, quote.String(path))
 		}
 		return nil
 	}

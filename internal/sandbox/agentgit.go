@@ -35,20 +35,11 @@ func AgentGitDir(home, project string) string {
 // project .git protectGit bound (among the ops from base on), if the config
 // says git commit.
 func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
-	mode, from := sandboxcfg.GitReadOnly, ""
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Git {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return err
-		}
-		if ok {
-			mode, from = d.Args[0], fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
-		}
+	args, from, err := l.setting(h, s, sandboxcfg.Git, []string{sandboxcfg.GitReadOnly})
+	if err != nil {
+		return err
 	}
-	if mode != sandboxcfg.GitCommit {
+	if args[0] != sandboxcfg.GitCommit {
 		return nil
 	}
 	if pp.Dir == "" || !pp.RW {

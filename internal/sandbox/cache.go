@@ -45,20 +45,11 @@ var SharedCaches = []SharedCache{
 // done. The sources, Homes/CacheName/NAME, are made by the launcher and
 // checked on the fd it binds them from.
 func (l *Launch) caches(h Host, s Spec, env *environ) error {
-	mode, from := sandboxcfg.CacheProject, "the default"
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Cache {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return err
-		}
-		if ok {
-			mode, from = d.Args[0], fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
-		}
+	args, from, err := l.setting(h, s, sandboxcfg.Cache, []string{sandboxcfg.CacheProject})
+	if err != nil {
+		return err
 	}
-	if mode != sandboxcfg.CacheShared {
+	if args[0] != sandboxcfg.CacheShared {
 		return nil
 	}
 	if l.Homes == "" {

@@ -130,3 +130,23 @@ func (l *Launch) notice(msg string) {
 	}
 	l.Notices = append(l.Notices, msg)
 }
+
+// setting returns the arguments of the last directive called name whose
+// conditions hold, and where it was said ("FILE:LINE"); def and "the
+// default" when none does.
+func (l *Launch) setting(h Host, s Spec, name string, def []string) ([]string, string, error) {
+	args, from := def, "the default"
+	for _, d := range s.Config {
+		if d.Name != name {
+			continue
+		}
+		ok, err := l.holds(h, s, d.When)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok {
+			args, from = d.Args, fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
+		}
+	}
+	return args, from, nil
+}

@@ -120,20 +120,11 @@ func (l *Launch) chooseHome(h Host, s Spec) (Spec, error) {
 	if s.Homes == "" {
 		return s, nil
 	}
-	mode, from := sandboxcfg.HomeProject, "the default"
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Home {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return s, err
-		}
-		if ok {
-			mode, from = d.Args[0], fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
-		}
+	args, from, err := l.setting(h, s, sandboxcfg.Home, []string{sandboxcfg.HomeProject})
+	if err != nil {
+		return s, err
 	}
-	if mode == sandboxcfg.HomeShared {
+	if args[0] == sandboxcfg.HomeShared {
 		l.Notes = append(l.Notes, fmt.Sprintf("home: %s, shared by every project (home shared, %s)", qname.String(s.SandboxHome), from))
 		return s, nil
 	}

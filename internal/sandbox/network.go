@@ -40,17 +40,12 @@ func (e *ErrNetnsDown) Error() string {
 func (l *Launch) network(h Host, s Spec) (active bool, name string, err error) {
 	f := s.Network
 	hostNet := f.HostNetwork
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Network {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return false, "", err
-		}
-		if ok {
-			hostNet = d.Args[0] == "host"
-		}
+	args, _, err := l.setting(h, s, sandboxcfg.Network, nil)
+	if err != nil {
+		return false, "", err
+	}
+	if args != nil {
+		hostNet = args[0] == "host"
 	}
 	if hostNet {
 		l.Notes = append(l.Notes, "network: the host's, as asked (--sandbox-network=host or network host)")

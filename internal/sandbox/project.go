@@ -25,20 +25,11 @@ type projectPlan struct {
 // projectMode returns the mode the config asks for (the last project
 // directive whose conditions hold) and where it was said; rw by default.
 func (l *Launch) projectMode(h Host, s Spec) (string, string, error) {
-	mode, from := sandboxcfg.ProjectRW, "the default"
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Project {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return "", "", err
-		}
-		if ok {
-			mode, from = d.Args[0], fmt.Sprintf("%s:%d", s.ConfigName, d.Line)
-		}
+	args, from, err := l.setting(h, s, sandboxcfg.Project, []string{sandboxcfg.ProjectRW})
+	if err != nil {
+		return "", "", err
 	}
-	return mode, from, nil
+	return args[0], from, nil
 }
 
 // addProject binds the project of the working directory at its own path

@@ -19,18 +19,9 @@ var cacheVars = []string{"GOPATH", "GOMODCACHE", "GOCACHE", "CARGO_HOME", "CARGO
 // toolchainDirs returns the directories toolchains are looked for in: the
 // last toolchains directive that applies, else auto (the launcher's PATH).
 func (l *Launch) toolchainDirs(h Host, s Spec) ([]string, string, error) {
-	args, from := []string{sandboxcfg.ToolchainsAuto}, "default"
-	for _, d := range s.Config {
-		if d.Name != sandboxcfg.Toolchains {
-			continue
-		}
-		ok, err := l.holds(h, s, d.When)
-		if err != nil {
-			return nil, "", err
-		}
-		if ok {
-			args, from = d.Args, origin(s, d)
-		}
+	args, from, err := l.setting(h, s, sandboxcfg.Toolchains, []string{sandboxcfg.ToolchainsAuto})
+	if err != nil {
+		return nil, "", err
 	}
 	var dirs []string
 	for _, a := range args {

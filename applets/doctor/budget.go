@@ -25,7 +25,7 @@ func checkBudget(s *state) Result {
 	r := Result{Check: "budget", Status: Warn}
 	if s.root {
 		r.Status, r.Message = Skip, "the budget is the user's"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	dir := s.h.Getenv("XDG_RUNTIME_DIR")
@@ -85,7 +85,7 @@ func checkHomes(s *state) Result {
 	r := Result{Check: "sandbox-homes", Status: OK}
 	if s.root {
 		r.Status, r.Message = Skip, "the sandbox homes are the user's"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	home := s.h.Getenv("HOME")

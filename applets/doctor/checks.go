@@ -129,6 +129,10 @@ type state struct {
 	up      bool // the namespace is up
 }
 
+// fixAsUser is the fix of a check that only the user who runs claude
+// can make (root sees another user manager, PATH and home).
+const fixAsUser = "claude-sandbox doctor (as the user who runs claude)"
+
 // check is one check, in the order of the report.
 type check func(s *state) Result
 
@@ -204,7 +208,7 @@ func checkUser(s *state) Result {
 	if s.root {
 		r.Status = Warn
 		r.Message = "running as root: the sandbox probe, the user manager and the whitelist are skipped; AppArmor's loaded profiles, netns-setup status and the firewall need root"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 	}
 	return r
 }
@@ -366,7 +370,7 @@ func checkProbe(s *state) Result {
 	}
 	if s.root {
 		r.Status, r.Message = Skip, "root may create namespaces the user may not"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	args := bwrap.ProbeArgs(sandbox.Namespaces())
@@ -433,7 +437,7 @@ func checkUserManager(s *state) Result {
 	r := Result{Check: "systemd-user", Status: Warn}
 	if s.root {
 		r.Status, r.Message = Skip, "the user manager is the user's"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	dir := s.h.Getenv("XDG_RUNTIME_DIR")
@@ -459,7 +463,7 @@ func checkSlice(s *state) Result {
 	r := Result{Check: "agent-slice"}
 	if s.root {
 		r.Status, r.Message = Skip, "the agent slice is the user's"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	dir := s.h.Getenv("XDG_RUNTIME_DIR")
@@ -542,7 +546,7 @@ func checkWhitelist(s *state) Result {
 		for _, l := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(l); len(f) > 0 && f[0] == ns {
 				r.Status, r.Message = Skip, fmt.Sprintf("%s names %s; whether a user may enter shows when that user runs the doctor", w, ns)
-				r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+				r.Fix = fixAsUser
 				return r
 			}
 		}

@@ -55,7 +55,7 @@ func checkToolchains(s *state) Result {
 	if s.root {
 		r.Status = Skip
 		r.Message = "root's PATH is not the user's"
-		r.Fix = "claude-sandbox doctor (as the user who runs claude)"
+		r.Fix = fixAsUser
 		return r
 	}
 	home := s.h.Getenv("HOME")

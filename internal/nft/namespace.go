@@ -88,6 +88,8 @@ const InsideTable = "claude_sandbox_in"
 
 // InsideSpec is what the table inside a namespace depends on.
 type InsideSpec struct {
+	// Name is the namespace's name, which its log prefix carries.
+	Name string
 	// Gateway is the host's bridge address, from which the host itself
 	// reaches the sandbox.
 	Gateway netip.Addr
@@ -98,6 +100,9 @@ type InsideSpec struct {
 	Allow []netpolicy.Allow
 	// Host are the host's own addresses (its uplink, its LAN address).
 	Host []netip.Addr
+	// Namespace, if set, is the namespace's own table on the host
+	// (BuildNamespace: allowlist), mirrored inside (see Mirror).
+	Namespace *Ruleset
 }
 
 // BuildInside plans the table inside a sandbox namespace, which only root
@@ -110,7 +115,11 @@ type InsideSpec struct {
 // (netpolicy.Blocked4, Blocked6), which the host's tables then judge. The
 // host is dropped here, the LAN, link-local (cloud metadata) and the other
 // sandboxes rejected (ICMP administratively prohibited), as the bridge's
-// table does, whatever the host's tables say.
+// table does, whatever the host's tables say; each of those is logged
+// first (at most 10 a second per rule, to nflog group LogGroup of the
+// namespace). With Namespace (allowlist) the rest then goes through the
+// mirror of the namespace's own table (Mirror), so that the allowlist too
+// holds without the host's tables: netns-dns pins into the sets of both.
 func BuildInside(s InsideSpec) Ruleset {
 	accept := Verdict{Kind: Accept}
 	reject := Verdict{Kind: RejectAdminProhibited}
@@ -145,22 +154,36 @@ func BuildInside(s InsideSpec) Ruleset {
 			host6 = append(host6, netip.PrefixFrom(a, 128))
 		}
 	}
+	logged := func(m Match) Rule {
+		return Rule{Match: []Match{m, {Kind: MatchLimit, PortLo: 10, PortHi: 20}}, Verdict: Verdict{Kind: Log, Prefix: LogPrefix + s.Name + " ", Group: LogGroup}}
+	}
 	if len(host4) > 0 {
 		sets = append(sets, Set{Name: "host4", Elements: host4})
-		out = append(out, Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "host4"}}, Verdict: Verdict{Kind: Drop}})
+		m := Match{Kind: MatchDAddrSet, Name: "host4"}
+		out = append(out, logged(m), Rule{Match: []Match{m}, Verdict: Verdict{Kind: Drop}})
 	}
 	if len(host6) > 0 {
 		sets = append(sets, Set{Name: "host6", IPv6: true, Elements: host6})
 		out = append(out, Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "host6", IPv6: true}}, Verdict: Verdict{Kind: Drop}})
 	}
+	blocked4 := Match{Kind: MatchDAddrSet, Name: "blocked4"}
 	out = append(out,
-		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked4"}}, Verdict: reject},
+		logged(blocked4),
+		Rule{Match: []Match{blocked4}, Verdict: reject},
 		Rule{Match: []Match{{Kind: MatchDAddrSet, Name: "blocked6", IPv6: true}}, Verdict: reject},
 	)
+	var mirrored []Chain
+	if s.Namespace != nil {
+		var msets []Set
+		var jump []Rule
+		msets, mirrored, jump = Mirror(*s.Namespace)
+		sets = append(sets, msets...)
+		out = append(out, jump...)
+	}
 	return Ruleset{
 		Table: InsideTable,
 		Sets:  sets,
-		Chains: []Chain{
+		Chains: append([]Chain{
 			{Name: chainInput, Base: &Base{Type: "filter", Hook: "input", Priority: "filter"}, Rules: []Rule{
 				{Match: []Match{{Kind: MatchIIFName, Name: "lo"}}, Verdict: accept},
 				{Match: []Match{established}, Verdict: accept},
@@ -168,6 +191,43 @@ func BuildInside(s InsideSpec) Ruleset {
 				{Verdict: Verdict{Kind: Drop}},
 			}},
 			{Name: "output", Base: &Base{Type: "filter", Hook: "output", Priority: "filter"}, Rules: out},
-		},
+		}, mirrored...),
 	}
+}
+
+// mirrorChain is the chain inside a namespace that holds the rules of the
+// forward chain of its own table on the host.
+const mirrorChain = "allowlist"
+
+// Mirror is namespace table ns (BuildNamespace) as the table inside the
+// namespace holds it: every set of it (the pin sets, and whatever else it
+// gains), every regular chain of it as it is, and the rules of its forward
+// chain in a chain of their own (mirrorChain), without their matches on
+// the bridge and the namespace's address, which tell the namespace's
+// packets apart on the host and hold for every packet inside it. jump
+// sends the namespace's outgoing packets there. The sets have the same
+// names inside, so netns-dns pins the same set names in both tables.
+func Mirror(ns Ruleset) (sets []Set, chains []Chain, jump []Rule) {
+	sets = slices.Clone(ns.Sets)
+	var fwd []Rule
+	for _, c := range ns.Chains {
+		if c.Base == nil {
+			chains = append(chains, c)
+			continue
+		}
+		if c.Base.Hook != "forward" {
+			continue
+		}
+		for _, r := range c.Rules {
+			r.Match = slices.DeleteFunc(slices.Clone(r.Match), func(m Match) bool {
+				return m.Kind == MatchIIFName || m.Kind == MatchSAddr
+			})
+			fwd = append(fwd, r)
+		}
+	}
+	if len(fwd) == 0 {
+		return sets, chains, nil
+	}
+	chains = append([]Chain{{Name: mirrorChain, Rules: fwd}}, chains...)
+	return sets, chains, []Rule{{Verdict: Verdict{Kind: Jump, Chain: mirrorChain}}}
 }

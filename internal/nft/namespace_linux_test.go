@@ -1,11 +1,14 @@
 package nft
 
 import (
+	"errors"
 	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -69,5 +72,46 @@ func TestApplyInsideMatchesNft(t *testing.T) {
 	}
 	if normalize(got) != normalize(rs.String()) {
 		t.Fatalf("nft list prints:\n%s\nString() is:\n%s", got, rs.String())
+	}
+}
+
+// TestFdPinner: a socket opened in a namespace (Socket) pins into the sets
+// of the table there from any namespace, a second Pin replacing the
+// first one's timeout; a missing table is an error (ENOENT).
+func TestFdPinner(t *testing.T) {
+	testutil.RequireRoot(t)
+	testutil.RequireCommand(t, "nft")
+	ns := testutil.Netns(t, "nftH")
+	f := testutil.OpenNetns(t, ns)
+	rs := BuildInside(insideSpec())
+	if err := Apply(rs, int(f.Fd())); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	fd, err := Socket(int(f.Fd()))
+	if err != nil {
+		t.Fatalf("Socket: %v", err)
+	}
+	p, err := NewFdPinner(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a := []netip.Addr{netip.MustParseAddr("203.0.113.5"), netip.MustParseAddr("2001:db8::1"), netip.MustParseAddr("203.0.113.6")}
+	if err := p.Pin(rs.Table, PinSet(1), a, time.Hour); err != nil {
+		t.Fatalf("Pin: %v", err)
+	}
+	if err := p.Pin(rs.Table, PinSet(1), a[:1], 10*time.Minute); err != nil {
+		t.Fatalf("Pin again: %v", err)
+	}
+	set := testutil.InNetns(t, ns, "nft", "list", "set", "inet", rs.Table, PinSet(1))
+	if !strings.Contains(set, "203.0.113.5 timeout 10m") || !strings.Contains(set, "203.0.113.6 timeout 1h") {
+		t.Fatalf("pin set after two Pins:\n%s", set)
+	}
+	if err := p.Pin("no_such_table", PinSet(1), a, time.Hour); !errors.Is(err, unix.ENOENT) {
+		t.Fatalf("Pin into a missing table: %v, want ENOENT", err)
+	}
+	// The socket still works after an error.
+	if err := p.Pin(rs.Table, PinSet(0), a[2:], time.Hour); err != nil {
+		t.Fatalf("Pin after an error: %v", err)
 	}
 }

@@ -42,6 +42,7 @@ type options struct {
 	listen    netip.AddrPort
 	policyDir string
 	logDir    string
+	handover  string
 	pinFloor  time.Duration
 }
 
@@ -54,6 +55,7 @@ type flags struct {
 	Listen    string        `name:"testonly-listen" hidden:""`
 	PolicyDir string        `name:"testonly-policy-dir" hidden:""`
 	LogDir    string        `name:"testonly-log-dir" hidden:""`
+	Handover  string        `name:"testonly-handover-socket" hidden:""`
 	PinFloor  time.Duration `name:"testonly-pin-floor" hidden:""`
 }
 
@@ -63,13 +65,16 @@ func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 	if err := kongparse.ParseUsage(&f, &f.Help, "netns-dns", usage, args); err != nil {
 		return err
 	}
-	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir, pinFloor: f.PinFloor,
+	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir, handover: cfg.HandoverSocket, pinFloor: f.PinFloor,
 		listen: netip.AddrPortFrom(cfg.Gateway(), 53)}
 	if f.PolicyDir != "" {
 		o.policyDir = f.PolicyDir
 	}
 	if f.LogDir != "" {
 		o.logDir = f.LogDir
+	}
+	if f.Handover != "" {
+		o.handover = f.Handover
 	}
 	if f.Listen != "" {
 		ap, err := netip.ParseAddrPort(f.Listen)

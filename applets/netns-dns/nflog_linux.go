@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -32,18 +33,29 @@ const (
 
 func unsafePointer(b *byte) unsafe.Pointer { return unsafe.Pointer(b) }
 
-// readDrops binds nflog group nft.LogGroup and writes each logged drop to
-// the denial log of the namespace its prefix names, until ctx ends.
+// readDrops binds nflog group nft.LogGroup of the host's namespace and
+// writes each logged drop to the denial log of the namespace its prefix
+// names, until ctx ends.
 func readDrops(ctx context.Context, l *DenialLog) error {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 	if err != nil {
 		return fmt.Errorf("netlink: %w", err)
 	}
 	defer unix.Close(fd)
+	if err := nflogBind(fd); err != nil {
+		return err
+	}
+	return nflogRead(func() bool { return ctx.Err() != nil }, fd, "", l)
+}
+
+// nflogBind binds fd, a NETLINK_NETFILTER socket, to nflog group
+// nft.LogGroup of the socket's namespace, copying the packets' headers.
+func nflogBind(fd int) error {
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return fmt.Errorf("netlink bind: %w", err)
 	}
-	tv := unix.Timeval{Sec: 1}
+	// Short: a reader notices within that that it is to stop.
+	tv := unix.NsecToTimeval((250 * time.Millisecond).Nanoseconds())
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	cmd := nflogConfig(1, nft.LogGroup, nla(nfulaCfgCmd, []byte{nfulnlCfgCmdBind}))
 	mode := make([]byte, 6)
@@ -58,8 +70,16 @@ func readDrops(ctx context.Context, l *DenialLog) error {
 			return fmt.Errorf("nflog group %d: %w", nft.LogGroup, err)
 		}
 	}
+	return nil
+}
+
+// nflogRead writes the drops fd reads to the denial log until stop says
+// so: of the namespace their prefix names, or, with only set, of only
+// that one (a socket of a namespace's own nflog, where nothing else can
+// log; a prefix that names another is ignored).
+func nflogRead(stop func() bool, fd int, only string, l *DenialLog) error {
 	buf := make([]byte, 1<<16)
-	for ctx.Err() == nil {
+	for !stop() {
 		n, _, err := unix.Recvfrom(fd, buf, 0)
 		if err == unix.EAGAIN || err == unix.EINTR || err == unix.ENOBUFS {
 			continue
@@ -74,7 +94,7 @@ func readDrops(ctx context.Context, l *DenialLog) error {
 				break
 			}
 			if typ == unix.NFNL_SUBSYS_ULOG<<nflogMsgTypeShift|nfulnlMsgPacket && size >= nlmsgHdrLen+nfgenHdrLen {
-				if ns, proto, dst, port, ok := parseDrop(b[nlmsgHdrLen+nfgenHdrLen : size]); ok {
+				if ns, proto, dst, port, ok := parseDrop(b[nlmsgHdrLen+nfgenHdrLen : size]); ok && (only == "" || ns == only) {
 					l.Dropped(ns, proto, dst, port)
 				}
 			}

@@ -2,6 +2,7 @@ package netnsdns
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -13,6 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // DefaultPinFloor is the shortest time an answered address stays pinned.
@@ -77,6 +79,12 @@ type Resolver struct {
 	PinFloor time.Duration
 	// MaxTTL caps TTLs where a policy does not (DefaultMaxTTL).
 	MaxTTL time.Duration
+	// Inside, if set, returns the pinner of the table inside namespace
+	// name made at generation (nil if netns-dns has none: netns-setup
+	// has not handed its socket over). An allowlist answer's addresses
+	// are pinned there first, then on the host, or the answer is
+	// SERVFAIL. Unset (unit tests), only the host's tables are pinned.
+	Inside func(name string, generation int64) Pinner
 	// Local, if set, returns the host's own addresses and the bridge's
 	// network: removed from answers like localRanges.
 	Local func() []netip.Prefix
@@ -276,7 +284,12 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	if resp.Rcode != dns.RcodeSuccess {
 		return resp
 	}
-	resp.Answer = r.pinChain(ns, name, pattern, sets, resp.Answer)
+	answer, err := r.pinChain(ns, name, pattern, sets, resp.Answer)
+	if err != nil {
+		// Fail closed: no address that is not pinned in both tables.
+		return reply(q, dns.RcodeServerFailure)
+	}
+	resp.Answer = answer
 	resp.Ns, resp.Extra = nil, nil
 	return resp
 }
@@ -321,8 +334,10 @@ func (ns *namespace) allowed(name string, now time.Time) ([]string, string) {
 // pinChain keeps the answer records of the chain that starts at name
 // (CNAMEs and the A and AAAA records at their ends), pins their addresses
 // and allows the CNAME targets; it drops every other record, whose
-// addresses the client could not reach anyway.
-func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, answer []dns.RR) []dns.RR {
+// addresses the client could not reach anyway. An address it could not
+// pin, inside the namespace or on the host, is an error: the answer must
+// not be sent.
+func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, answer []dns.RR) ([]dns.RR, error) {
 	now := r.clock()
 	inChain := map[string]bool{name: true}
 	// CNAMEs first, in as many rounds as the chain is long, whatever
@@ -404,10 +419,23 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 	for _, a := range removed {
 		r.Log.Removed(ns.policy.Name, name, a)
 	}
+	var inside Pinner
+	if r.Inside != nil && len(todo) > 0 {
+		if inside = r.Inside(ns.policy.Name, ns.policy.Generation); inside == nil {
+			r.logf("pin in %s: netns-dns holds no socket of the table inside the namespace (netns-setup up %s hands it over)", ns.policy.Name, ns.policy.Name)
+			return nil, errNoInside
+		}
+	}
 	for s, addrs := range todo {
+		if inside != nil {
+			if err := inside.Pin(nft.InsideTable, s, addrs, timeout[s]); err != nil {
+				r.logf("pin %v in %s inside %s: %v", addrs, s, ns.policy.Name, err)
+				return nil, err
+			}
+		}
 		if err := r.Pinner.Pin(ns.policy.Table, s, addrs, timeout[s]); err != nil {
 			r.logf("pin %v in %s of %s: %v", addrs, s, ns.policy.Table, err)
-			continue
+			return nil, err
 		}
 		ns.mu.Lock()
 		for _, a := range addrs {
@@ -416,8 +444,11 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 		ns.mu.Unlock()
 	}
 	ns.expire(now)
-	return keep
+	return keep, nil
 }
+
+// errNoInside: netns-dns cannot pin into the table inside a namespace.
+var errNoInside = errors.New("no socket of the table inside the namespace")
 
 // expire forgets what the kernel has forgotten, so that memory follows the
 // set's size.

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/handover"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
@@ -45,6 +47,11 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
 	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
+	// The sockets of the tables inside the namespaces, which netns-setup
+	// hands over: without one, a namespace's allowed names get SERVFAIL.
+	ins := &insides{log: denials, logf: logf}
+	r.Inside = ins.pinner
+
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
@@ -65,12 +72,28 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return fmt.Errorf("listen: %w (does another DNS server, such as systemd-resolved's DNSStubListenerExtra, hold it?)", err)
 	}
 	defer udp.Close()
-	loader.setChanged(func() { udp.SetNamespaces(r.Addrs()) })
+	loader.setChanged(func() {
+		udp.SetNamespaces(r.Addrs())
+		ins.keep(func(name string) bool {
+			_, err := os.Stat(filepath.Join(o.policyDir, name+".json"))
+			return err == nil
+		})
+	})
 	udp.SetNamespaces(r.Addrs())
 	ln, err := lc.Listen(ctx, "tcp4", o.listen.String())
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// Last: netns-setup finds the socket once netns-dns answers.
+	if err := os.MkdirAll(filepath.Dir(o.handover), 0o755); err != nil {
+		return fmt.Errorf("handover: %w", err)
+	}
+	hl, err := handover.Listen(o.handover)
+	if err != nil {
+		return fmt.Errorf("handover: %w", err)
+	}
+	defer hl.Close()
+	go ins.serveHandovers(hl)
 	servers := []*dns.Server{
 		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
 	}

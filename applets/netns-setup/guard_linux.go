@@ -2,7 +2,9 @@ package netnssetup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,6 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/handover"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
@@ -44,7 +47,28 @@ func guard(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.
 			last = msg
 		}
 	}
+	// The connection of the last handover: its end closes when netns-dns
+	// stops, and a new netns-dns gets the sockets again on the next poll.
+	var dnsConn *net.UnixConn
+	defer func() {
+		if dnsConn != nil {
+			dnsConn.Close()
+		}
+	}()
 	for {
+		if dnsConn != nil && !handover.Alive(dnsConn) {
+			dnsConn.Close()
+			dnsConn = nil
+		}
+		if dnsConn == nil && upNow(cfg, name) {
+			c, err := handOver(cfg, name)
+			switch {
+			case err == nil:
+				dnsConn = c
+			case !errors.Is(err, handover.ErrNotListening):
+				logf("%v", err)
+			}
+		}
 		missing, err := missingTable(cfg, name)
 		switch {
 		case err != nil:
@@ -63,6 +87,16 @@ func guard(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.
 		case <-tick.C:
 		}
 	}
+}
+
+// upNow reports whether namespace name and its link are there (not on
+// their way down).
+func upNow(cfg netcfg.Config, name string) bool {
+	if st, err := inspectNetns(cfg.NetnsPath(name)); err != nil || st != nsPresent {
+		return false
+	}
+	_, err := netlink.LinkByName(netcfg.HostVeth(name))
+	return err == nil
 }
 
 // missingTable names a table of namespace name's firewall that is missing

@@ -55,6 +55,7 @@ type flags struct {
 	PresetDir      string `name:"testonly-preset-dir" hidden:""`
 	PolicyDir      string `name:"testonly-policy-dir" hidden:""`
 	LogDir         string `name:"testonly-log-dir" hidden:""`
+	HandoverSocket string `name:"testonly-handover-socket" hidden:""`
 	BridgeAddr     string `name:"testonly-bridge-addr" hidden:""`
 }
 
@@ -79,7 +80,7 @@ func (f *flags) apply(cfg *netcfg.Config) error {
 	}{
 		{&cfg.RunDir, f.RunDir}, {&cfg.EtcDir, f.EtcDir}, {&cfg.FirewallConfig, f.FirewallConfig},
 		{&cfg.HostResolvConf, f.HostResolvConf}, {&cfg.LockFile, f.LockFile}, {&cfg.PresetDir, f.PresetDir},
-		{&cfg.PolicyDir, f.PolicyDir}, {&cfg.LogDir, f.LogDir},
+		{&cfg.PolicyDir, f.PolicyDir}, {&cfg.LogDir, f.LogDir}, {&cfg.HandoverSocket, f.HandoverSocket},
 	} {
 		if o.val != "" {
 			*o.to = o.val

@@ -30,6 +30,12 @@ func policyFor(name string, addr netip.Addr, fw netpolicy.Config, upstream []net
 	return netpolicy.ForNamespace(name, addr, fw, upstream, nft.NamespaceTable(name), nft.PinSet)
 }
 
+// namespaceSpec is what the table of allowlist namespace name at addr
+// depends on: on the host, and mirrored inside it.
+func namespaceSpec(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.Config) nft.NamespaceSpec {
+	return nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: netpolicy.PortGroups(fw.Domains), Allow: fw.Allow}
+}
+
 // applyPolicy writes the namespace's table (allowlist) or removes it
 // (open), and its policy file for netns-dns. undo reverts what it made.
 func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.Config, hostResolv []byte) (undo func() error, err error) {
@@ -48,8 +54,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 	}()
 	table := nft.NamespaceTable(name)
 	if fw.Policy == netpolicy.PolicyAllowlist {
-		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: netpolicy.PortGroups(fw.Domains), Allow: fw.Allow}
-		if err := nft.Apply(nft.BuildNamespace(spec), -1); err != nil {
+		if err := nft.Apply(nft.BuildNamespace(namespaceSpec(cfg, name, addr, fw)), -1); err != nil {
 			return nil, fmt.Errorf("firewall of %s: %w", name, err)
 		}
 		undos = append(undos, func() error { return nft.Delete(table, -1) })

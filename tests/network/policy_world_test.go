@@ -175,7 +175,8 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 	}
 
 	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
-		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir}
+		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir,
+		"--testonly-handover-socket=" + w.handoverSocket()}
 	if pinFloor > 0 {
 		args = append(args, "--testonly-pin-floor="+pinFloor.String())
 	}
@@ -191,6 +192,14 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		t.Fatal(err)
 	}
 	w.dnsPid = cmd.Process.Pid // prlimit and nsenter exec it: no fork for a network namespace
+	// netns-dns listens for the namespaces' sockets last: once it does, it
+	// answers, and up hands them over.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("unixpacket", w.handoverSocket()); err == nil {
+			c.Close()
+			break
+		}
+	}
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
 			cmd.Process.Signal(syscall.SIGQUIT)

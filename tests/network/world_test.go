@@ -123,12 +123,17 @@ func (w *world) readForward() string {
 func (w *world) setupCmd(args ...string) *exec.Cmd {
 	full := []string{"--net=/run/netns/" + w.host, "--", selfBinary(w.t),
 		"--testonly-etc-dir=" + w.etc, "--testonly-firewall-config=" + w.firewallConf,
-		"--testonly-host-resolv-conf=" + w.resolvConf, "--testonly-lock-file=" + w.lock}
+		"--testonly-host-resolv-conf=" + w.resolvConf, "--testonly-lock-file=" + w.lock,
+		"--testonly-handover-socket=" + w.handoverSocket()}
 	full = append(full, w.extraArgs...)
 	cmd := exec.Command("nsenter", append(full, args...)...)
 	cmd.Env = append(append(os.Environ(), roleEnv+"=netns-setup"), w.extraEnv...)
 	return cmd
 }
+
+// handoverSocket is where the world's netns-dns (if it runs) takes the
+// sockets of its namespaces: never the machine's.
+func (w *world) handoverSocket() string { return filepath.Join(w.dir, "handover.sock") }
 
 // setup runs netns-setup and returns its result.
 func (w *world) setup(args ...string) testutil.Result {

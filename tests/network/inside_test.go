@@ -1,0 +1,95 @@
+//go:build linux
+
+package network
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
+)
+
+// TestAllowlistWithoutHostTables: with every table of the host gone (nft
+// flush ruleset, and no guard to put them back) an allowlist namespace
+// still reaches only the addresses its allowed names resolved to: the
+// table inside it holds the pin sets too. The internet here routes the
+// sandboxes' range back to the host (as a LAN that knows the host's
+// routes would), so an address that leaves the namespace answers.
+func TestAllowlistWithoutHostTables(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("ia", 9)
+	w.up(a)
+	w.setForward("1")
+	ip(t, "-n", w.inet, "route", "add", "10.10.0.0/16", "via", inetHost)
+	if got := w.mustResolve(a, "allowed.test"); strings.Join(got, " ") != allowedIP {
+		t.Fatalf("allowed.test = %v, want %s", got, allowedIP)
+	}
+	inside := testutil.InNetns(t, a, "nft", "list", "table", "inet", nft.InsideTable)
+	if !strings.Contains(inside, allowedIP) {
+		t.Errorf("the table inside %s does not hold the pinned %s:\n%s", a, allowedIP, inside)
+	}
+	testutil.InNetns(t, w.host, "nft", "flush", "ruleset")
+
+	if got := dial(t, a, "tcp4", allowedIP+":80"); got != "ok" {
+		t.Errorf("pinned %s:80 after the flush: %s, want ok", allowedIP, got)
+	}
+	if got := dial(t, a, "tcp4", evilIP+":80"); got != "no route to host" {
+		t.Errorf("unpinned %s:80 after the flush: %s, want no route to host", evilIP, got)
+	}
+	if got := dial(t, a, "tcp4", allowedIP+":853"); got != "no route to host" {
+		t.Errorf("pinned %s on an unallowed port 853 after the flush: %s, want no route to host", allowedIP, got)
+	}
+	if got := dial(t, a, "udp4", allowedIP+":443"); got != "no route to host" {
+		t.Errorf("UDP 443 to %s after the flush: %s, want no route to host", allowedIP, got)
+	}
+	select {
+	case got := <-w.udpSeen:
+		t.Errorf("UDP reached the internet after the flush: %q", got)
+	default:
+	}
+	want := "dropped tcp " + evilIP + " port 80"
+	if log := w.waitDenial(a, want); !strings.Contains(log, want) {
+		t.Errorf("denials lacks %q:\n%s", want, log)
+	}
+}
+
+// TestPinInsideFailsClosed: an address netns-dns cannot pin in the table
+// inside the namespace is not answered: SERVFAIL, and nothing pinned on
+// the host either.
+func TestPinInsideFailsClosed(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("ib", 9)
+	w.up(a)
+	testutil.InNetns(t, a, "nft", "delete", "table", "inet", nft.InsideTable)
+	rcode, addrs := w.resolve(a, "allowed.test")
+	if rcode != "SERVFAIL" || len(addrs) != 0 {
+		t.Errorf("allowed.test without the inside table = %s %v, want SERVFAIL and no address", rcode, addrs)
+	}
+	if set := testutil.InNetns(t, w.host, "nft", "list", "table", "inet", nft.NamespaceTable(a)); strings.Contains(set, allowedIP) {
+		t.Errorf("%s pinned on the host although the pin inside failed:\n%s", allowedIP, set)
+	}
+}
+
+// TestDenialsHostLANMetadata: what an allowlist sandbox sends to the host,
+// the LAN and the metadata address is in its denial log with the
+// destination (the table inside the namespace drops it; netns-dns reads
+// that namespace's nflog).
+func TestDenialsHostLANMetadata(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("ic", 9)
+	w.up(a)
+	for _, addr := range []string{gateway + ":8082", inetHost + ":8083", lanAddr + ":8080", metadata + ":80"} {
+		dial(t, a, "tcp4", addr)
+	}
+	for _, want := range []string{
+		"dropped tcp " + gateway + " port 8082",
+		"dropped tcp " + inetHost + " port 8083",
+		"dropped tcp " + lanAddr + " port 8080",
+		"dropped tcp " + metadata + " port 80",
+	} {
+		if log := w.waitDenial(a, want); !strings.Contains(log, want) {
+			t.Errorf("denials lacks %q:\n%s", want, log)
+		}
+	}
+}

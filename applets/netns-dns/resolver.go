@@ -264,6 +264,11 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 		r.Log.Refused(p.Name, question)
 		return reply(q, dns.RcodeRefused)
 	}
+	if r.Inside != nil && r.Inside(p.Name, p.Generation) == nil {
+		// Without the table inside, no address could be pinned there:
+		// no allowed name answers (and netns-setup status sees it).
+		return reply(q, dns.RcodeServerFailure)
+	}
 	switch question.Qtype {
 	case dns.TypeA, dns.TypeCNAME:
 	case dns.TypeAAAA:

@@ -18,7 +18,8 @@ const dnsCheckTimeout = 2 * time.Second
 // its address, by which netns-dns tells namespaces apart), a real question.
 // In allowlist mode it is the TXT record of an allowed name: netns-dns
 // answers that itself (NOERROR, empty) only for a namespace whose policy it
-// holds, and neither forwards nor logs it. In open mode it is forwarded: any
+// holds, and whose sockets (package handover) it holds, and neither
+// forwards nor logs it. In open mode it is forwarded: any
 // answer but REFUSED (what netns-dns says to an address it does not know)
 // will do. An allowlist without domain lines refuses every name: then any
 // answer shows that netns-dns runs.
@@ -48,7 +49,7 @@ func checkDNS(path string, gw netip.Addr, p netpolicy.Policy) error {
 		return fmt.Errorf("netns-dns does not answer for %s: %w", p.Name, err)
 	}
 	if want == -1 && resp.Rcode == dns.RcodeRefused || want >= 0 && resp.Rcode != want {
-		return fmt.Errorf("netns-dns does not answer for %s: %s to %s %s (does it read %s's policy?)", p.Name,
+		return fmt.Errorf("netns-dns does not answer for %s: %s to %s %s (does it read %s's policy, and hold the sockets up hands it?)", p.Name,
 			dns.RcodeToString[resp.Rcode], dns.TypeToString[q.Question[0].Qtype], q.Question[0].Name, p.Name)
 	}
 	return nil

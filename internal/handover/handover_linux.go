@@ -81,10 +81,18 @@ func Send(path string, s Sockets) (*net.UnixConn, error) {
 // Alive reports whether c, a connection Send returned, is still open at
 // the other end.
 func Alive(c *net.UnixConn) bool {
-	c.SetReadDeadline(time.Now())
-	_, err := c.Read(make([]byte, 1))
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	raw.Control(func(fd uintptr) {
+		// Nothing to read (EAGAIN) while it is open; end of file (0)
+		// once the other end closed.
+		_, _, err := unix.Recvfrom(int(fd), make([]byte, 1), unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		alive = errors.Is(err, unix.EAGAIN)
+	})
+	return alive
 }
 
 // Listen listens on path (a stale socket file is replaced), for root only.

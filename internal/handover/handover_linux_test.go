@@ -2,6 +2,7 @@ package handover
 
 import (
 	"errors"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,5 +71,31 @@ func TestSend(t *testing.T) {
 	}
 	if _, err := Send(path, Sockets{Name: "../x", Pin: netfilterSocket(t), Log: netfilterSocket(t)}); err == nil || !strings.Contains(err.Error(), "bad handover message") {
 		t.Errorf("Send of a bad name = %v, want bad handover message", err)
+	}
+}
+
+// TestAlive: a connection is alive until the other end closes it.
+func TestAlive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.sock")
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: path, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := l.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !Alive(c) {
+		t.Errorf("Alive = false while the other end is open")
+	}
+	s.Close()
+	if Alive(c) {
+		t.Errorf("Alive = true after the other end closed")
 	}
 }

@@ -4,7 +4,9 @@ package network
 
 import (
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
@@ -91,5 +93,55 @@ func TestDenialsHostLANMetadata(t *testing.T) {
 		if log := w.waitDenial(a, want); !strings.Contains(log, want) {
 			t.Errorf("denials lacks %q:\n%s", want, log)
 		}
+	}
+}
+
+// TestNewNetnsDNSGetsSockets: a netns-dns started after up holds no socket
+// of the namespace, so it answers its allowed names with SERVFAIL and
+// netns-setup status says so; guard hands the sockets over, and the names
+// resolve again.
+func TestNewNetnsDNSGetsSockets(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("id", 9)
+	w.up(a)
+	w.stopDNS()
+	w.startDNS(0, 0)
+	if rcode, addrs := w.resolve(a, "allowed.test"); rcode != "SERVFAIL" || len(addrs) != 0 {
+		t.Errorf("allowed.test from a netns-dns without the sockets = %s %v, want SERVFAIL", rcode, addrs)
+	}
+	r := w.setup("status", a)
+	if want := "netns-dns does not answer for " + a + ": SERVFAIL to TXT allowed.test."; r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, want) {
+		t.Errorf("status = %s, want exit 1 and %q", r, want)
+	}
+
+	guard := w.setupCmd("guard", a)
+	var guardErr strings.Builder
+	guard.Stderr = &guardErr
+	if err := guard.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		guard.Process.Signal(syscall.SIGTERM)
+		guard.Wait()
+	})
+	rcode, addrs := "", []string(nil)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if rcode, addrs = w.resolve(a, "allowed.test"); rcode == "NOERROR" {
+			break
+		}
+	}
+	if rcode != "NOERROR" || strings.Join(addrs, " ") != allowedIP {
+		t.Fatalf("allowed.test after guard started = %s %v, want NOERROR %s; guard said:\n%s", rcode, addrs, allowedIP, guardErr.String())
+	}
+	// And again after a restart while guard runs.
+	w.stopDNS()
+	w.startDNS(0, 0)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if rcode, addrs = w.resolve(a, "allowed.test"); rcode == "NOERROR" {
+			break
+		}
+	}
+	if rcode != "NOERROR" || strings.Join(addrs, " ") != allowedIP {
+		t.Fatalf("allowed.test after a restart of netns-dns under guard = %s %v, want NOERROR %s; guard said:\n%s", rcode, addrs, allowedIP, guardErr.String())
 	}
 }

@@ -122,6 +122,7 @@ type policyWorld struct {
 	presetDir string
 	udpSeen   chan string // what the UDP 443 and 853 listeners received
 	dnsPid    int         // netns-dns
+	dnsCmd    *exec.Cmd
 }
 
 // newPolicyWorld builds the world with firewall as netns-firewall.conf and
@@ -174,6 +175,16 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		}()
 	}
 
+	w.startDNS(pinFloor, nofile)
+	return w
+}
+
+// startDNS starts netns-dns in the world's host with pinFloor (0: its
+// default) and nofile open files at most (0: no limit of its own), and
+// waits until it listens; the test's end stops it.
+func (w *policyWorld) startDNS(pinFloor time.Duration, nofile int) {
+	t := w.t
+	t.Helper()
 	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
 		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir,
 		"--testonly-handover-socket=" + w.handoverSocket()}
@@ -192,6 +203,7 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		t.Fatal(err)
 	}
 	w.dnsPid = cmd.Process.Pid // prlimit and nsenter exec it: no fork for a network namespace
+	w.dnsCmd = cmd
 	// netns-dns listens for the namespaces' sockets last: once it does, it
 	// answers, and up hands them over.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -210,7 +222,13 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 			t.Logf("netns-dns:\n%s", stderr.String())
 		}
 	})
-	return w
+}
+
+// stopDNS stops netns-dns and waits until it is gone.
+func (w *policyWorld) stopDNS() {
+	w.t.Helper()
+	w.dnsCmd.Process.Signal(syscall.SIGTERM)
+	w.dnsCmd.Wait()
 }
 
 // writeNsConf writes netns-firewall.d/NAME.conf.

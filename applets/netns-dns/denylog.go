@@ -5,12 +5,14 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 )
 
@@ -85,10 +87,19 @@ func (l *DenialLog) Refused(ns string, q dns.Question) {
 	})
 }
 
-// Dropped logs a dropped packet.
+// Dropped logs a dropped packet. An address in the ranges the bridge's
+// table blocks (the LAN, link-local, loopback) only an allow line of
+// netns-firewall.conf opens: no name leads there (netns-dns removes such
+// addresses from answers), and a namespace's own file cannot allow it.
 func (l *DenialLog) Dropped(ns, proto string, dst netip.Addr, port uint16) {
 	l.write(ns, func() string {
-		if proto == "tcp" || proto == "udp" {
+		blocked := slices.ContainsFunc(netpolicy.Blocked4, func(p netip.Prefix) bool { return p.Contains(dst) })
+		switch {
+		case blocked && (proto == "tcp" || proto == "udp"):
+			return fmt.Sprintf("dropped %s %s port %d: allow with: allow %s %s %d (in netns-firewall.conf)", proto, dst, port, dst, proto, port)
+		case blocked:
+			return fmt.Sprintf("dropped %s %s: allow with: allow %s (in netns-firewall.conf)", proto, dst, dst)
+		case proto == "tcp" || proto == "udp":
 			return fmt.Sprintf("dropped %s %s port %d: allow with: allow %s %s %d (or a domain line for the name it belongs to)", proto, dst, port, dst, proto, port)
 		}
 		return fmt.Sprintf("dropped %s %s: allow with: allow %s", proto, dst, dst)

@@ -2,6 +2,7 @@ package netnsdns
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,30 @@ func TestDenialLogNames(t *testing.T) {
 				t.Errorf("advice with a wildcard: %q", b)
 			}
 		})
+	}
+}
+
+// TestDroppedAdvice: a drop to the LAN, link-local or loopback is opened
+// only by an allow line of netns-firewall.conf; an internet address also
+// by a domain line.
+func TestDroppedAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		dst, proto string
+		port       uint16
+		want       string
+	}{
+		{"169.254.169.254", "tcp", 80, "dropped tcp 169.254.169.254 port 80: allow with: allow 169.254.169.254 tcp 80 (in netns-firewall.conf)\n"},
+		{"192.168.77.10", "icmp", 0, "dropped icmp 192.168.77.10: allow with: allow 192.168.77.10 (in netns-firewall.conf)\n"},
+		{"203.0.113.30", "udp", 443, "dropped udp 203.0.113.30 port 443: allow with: allow 203.0.113.30 udp 443 (or a domain line for the name it belongs to)\n"},
+	} {
+		l := &DenialLog{Dir: t.TempDir(), now: func() time.Time { return time.Unix(0, 0) }}
+		l.Dropped("agents", tc.proto, netip.MustParseAddr(tc.dst), tc.port)
+		b, err := os.ReadFile(filepath.Join(l.Dir, "agents.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); !strings.HasSuffix(got, " "+tc.want) {
+			t.Errorf("Dropped(%s %s %d) wrote %q, want the line to end %q", tc.proto, tc.dst, tc.port, got, tc.want)
+		}
 	}
 }

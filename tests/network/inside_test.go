@@ -54,6 +54,17 @@ func TestAllowlistWithoutHostTables(t *testing.T) {
 	if log := w.waitDenial(a, want); !strings.Contains(log, want) {
 		t.Errorf("denials lacks %q:\n%s", want, log)
 	}
+
+	// The up of another namespace puts back the bridge's table (and its
+	// masquerade) but not the first one's own table: the table inside
+	// still holds the allowlist.
+	w.up(testutil.UniqueName("ib", 9))
+	if got := dial(t, a, "tcp4", evilIP+":80"); got != "no route to host" {
+		t.Errorf("unpinned %s:80 after the up of another namespace: %s, want no route to host", evilIP, got)
+	}
+	if got := dial(t, a, "tcp4", allowedIP+":80"); got != "ok" {
+		t.Errorf("pinned %s:80 after the up of another namespace: %s, want ok", allowedIP, got)
+	}
 }
 
 // TestPinInsideFailsClosed: an address netns-dns cannot pin in the table

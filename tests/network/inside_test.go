@@ -3,6 +3,8 @@
 package network
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -154,5 +156,44 @@ func TestNewNetnsDNSGetsSockets(t *testing.T) {
 	}
 	if rcode != "NOERROR" || strings.Join(addrs, " ") != allowedIP {
 		t.Fatalf("allowed.test after a restart of netns-dns under guard = %s %v, want NOERROR %s; guard said:\n%s", rcode, addrs, allowedIP, guardErr.String())
+	}
+}
+
+// TestNetnsDNSWithOnlyItsCapabilities: netns-dns as the unit runs it (a
+// user of its own with only CAP_NET_ADMIN and CAP_NET_BIND_SERVICE) takes
+// the sockets root handed over, pins through them into the table inside
+// the namespace, and reads its drops.
+func TestNetnsDNSWithOnlyItsCapabilities(t *testing.T) {
+	testutil.RequireCommand(t, "setpriv")
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	w.stopDNS()
+	const nobody = 65534
+	for _, dir := range []string{w.logDir, filepath.Dir(w.handoverSocket())} {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.dnsAs = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		"--inh-caps=-all,+net_admin,+net_bind_service", "--ambient-caps=-all,+net_admin,+net_bind_service",
+		"--bounding-set=-all,+net_admin,+net_bind_service", "--"}
+	w.startDNS(0, 0)
+	a := testutil.UniqueName("ie", 9)
+	w.up(a)
+	if got := w.mustResolve(a, "allowed.test"); strings.Join(got, " ") != allowedIP {
+		t.Fatalf("allowed.test = %v, want %s", got, allowedIP)
+	}
+	if inside := testutil.InNetns(t, a, "nft", "list", "table", "inet", nft.InsideTable); !strings.Contains(inside, allowedIP) {
+		t.Errorf("the table inside %s does not hold the pinned %s:\n%s", a, allowedIP, inside)
+	}
+	if got := dial(t, a, "tcp4", allowedIP+":80"); got != "ok" {
+		t.Errorf("allowed.test:80: %s, want ok", got)
+	}
+	dial(t, a, "tcp4", metadata+":80")
+	want := "dropped tcp " + metadata + " port 80"
+	if log := w.waitDenial(a, want); !strings.Contains(log, want) {
+		t.Errorf("denials lacks %q:\n%s", want, log)
 	}
 }

@@ -123,6 +123,9 @@ type policyWorld struct {
 	udpSeen   chan string // what the UDP 443 and 853 listeners received
 	dnsPid    int         // netns-dns
 	dnsCmd    *exec.Cmd
+	// dnsAs, if set, runs netns-dns through it (setpriv, as the unit's
+	// dynamic user with only its capabilities).
+	dnsAs []string
 }
 
 // newPolicyWorld builds the world with firewall as netns-firewall.conf and
@@ -190,6 +193,9 @@ func (w *policyWorld) startDNS(pinFloor time.Duration, nofile int) {
 		"--testonly-handover-socket=" + w.handoverSocket()}
 	if pinFloor > 0 {
 		args = append(args, "--testonly-pin-floor="+pinFloor.String())
+	}
+	if len(w.dnsAs) > 0 {
+		args = append(append(append([]string{}, args[:2]...), w.dnsAs...), args[2:]...)
 	}
 	if nofile > 0 {
 		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "nsenter"}, args...)

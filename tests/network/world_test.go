@@ -133,7 +133,7 @@ func (w *world) setupCmd(args ...string) *exec.Cmd {
 
 // handoverSocket is where the world's netns-dns (if it runs) takes the
 // sockets of its namespaces: never the machine's.
-func (w *world) handoverSocket() string { return filepath.Join(w.dir, "handover.sock") }
+func (w *world) handoverSocket() string { return filepath.Join(w.dir, "run", "handover.sock") }
 
 // setup runs netns-setup and returns its result.
 func (w *world) setup(args ...string) testutil.Result {

@@ -32,7 +32,10 @@ const guardEvery = 250 * time.Millisecond
 // up, which puts them back (the pin sets empty: netns-dns pins again as
 // the sandbox resolves, and forgets what it had pinned), and logs that it
 // did. Meanwhile the table inside the namespace, which a flush on the host
-// does not touch, keeps the host and the LAN out of reach. It polls rather
+// does not touch, keeps the host and the LAN out of reach, and holds the
+// allowlist. It also hands netns-dns the namespace's sockets (handOver)
+// whenever a netns-dns runs that does not have them: one started after
+// up, or restarted; without them it answers no allowed name. It polls rather
 // than follow nftables events: a poll also sees what an event lost, and
 // costs one table listing.
 func guard(ctx context.Context, cfg netcfg.Config, name string, stdio multicall.Stdio) error {

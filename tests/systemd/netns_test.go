@@ -415,7 +415,7 @@ func productState(t *testing.T, stage string) []string {
 	t.Helper()
 	out := []string{
 		"/var/log/netns-dns", "/var/log/private/netns-dns",
-		nsname.EtcDir, nsname.RunDir, "/run/netns-policy",
+		nsname.EtcDir, nsname.RunDir, "/run/netns-policy", "/run/netns-dns",
 		filepath.Dir(buildinfo.BinDir),
 		"/usr/local/etc/netns-firewall.d",
 		"/usr/local/lib/systemd/resolved.conf.d/claude-sandbox-netns.conf",

@@ -31,6 +31,21 @@ func handOver(cfg netcfg.Config, name string) (*net.UnixConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// First whether netns-dns listens: guard asks every poll while it
+	// does not.
+	c, err := handover.Dial(cfg.HandoverSocket)
+	if err != nil {
+		if errors.Is(err, handover.ErrNotListening) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("sockets of %s for netns-dns: %w", name, err)
+	}
+	handed := false
+	defer func() {
+		if !handed {
+			c.Close()
+		}
+	}()
 	ns, err := netns.GetFromPath(cfg.NetnsPath(name))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.NetnsPath(name), err)
@@ -50,9 +65,9 @@ func handOver(cfg netcfg.Config, name string) (*net.UnixConn, error) {
 	if s.Log, err = nft.Socket(int(ns)); err != nil {
 		return nil, fmt.Errorf("netfilter socket in %s: %w", name, err)
 	}
-	c, err := handover.Send(cfg.HandoverSocket, s)
-	if err != nil && !errors.Is(err, handover.ErrNotListening) {
-		err = fmt.Errorf("sockets of %s for netns-dns: %w", name, err)
+	if err := handover.Hand(c, s); err != nil {
+		return nil, fmt.Errorf("sockets of %s for netns-dns: %w", name, err)
 	}
-	return c, err
+	handed = true
+	return c, nil
 }

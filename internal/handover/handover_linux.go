@@ -47,10 +47,21 @@ func (s Sockets) Close() {
 // (netns-dns does not run).
 var ErrNotListening = errors.New("netns-dns does not run")
 
-// Send dials path, hands s over and returns the connection, which stays
-// open while netns-dns runs (its end closes when netns-dns stops). The
-// caller keeps its copies of the descriptors.
+// Send dials path, hands s over and returns the connection (Dial, Hand).
 func Send(path string, s Sockets) (*net.UnixConn, error) {
+	c, err := Dial(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := Hand(c, s); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Dial connects to netns-dns's handover socket at path.
+func Dial(path string) (*net.UnixConn, error) {
 	c, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: path, Net: "unixpacket"})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
@@ -58,24 +69,29 @@ func Send(path string, s Sockets) (*net.UnixConn, error) {
 		}
 		return nil, err
 	}
+	return c, nil
+}
+
+// Hand hands s over on c, a connection Dial returned, and waits for the
+// answer. c stays open while netns-dns runs (its end closes when
+// netns-dns stops: Alive). The caller keeps its copies of the
+// descriptors.
+func Hand(c *net.UnixConn, s Sockets) error {
 	msg := fmt.Sprintf("%s %d", s.Name, s.Generation)
 	if _, _, err := c.WriteMsgUnix([]byte(msg), unix.UnixRights(s.Pin, s.Log), nil); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("hand over to %s: %w", path, err)
+		return fmt.Errorf("hand over: %w", err)
 	}
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer c.SetReadDeadline(time.Time{})
 	buf := make([]byte, 512)
 	n, err := c.Read(buf)
 	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("hand over to %s: no answer: %w", path, err)
+		return fmt.Errorf("hand over: no answer: %w", err)
 	}
-	c.SetReadDeadline(time.Time{})
 	if reply := string(buf[:n]); reply != "ok" {
-		c.Close()
-		return nil, fmt.Errorf("netns-dns: %s", strings.TrimPrefix(reply, "error: "))
+		return fmt.Errorf("netns-dns: %s", strings.TrimPrefix(reply, "error: "))
 	}
-	return c, nil
+	return nil
 }
 
 // Alive reports whether c, a connection Send returned, is still open at

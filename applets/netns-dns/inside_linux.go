@@ -124,7 +124,14 @@ func (is *insides) serveHandovers(l *net.UnixListener) {
 			return
 		}
 		go func() {
-			if err := handover.Serve(c, is.take); err != nil {
+			take := func(s handover.Sockets) error {
+				err := is.take(s)
+				if err != nil {
+					is.logf("sockets of %s: %v", s.Name, err)
+				}
+				return err
+			}
+			if err := handover.Serve(c, take); err != nil {
 				is.logf("%v", err)
 			}
 		}()

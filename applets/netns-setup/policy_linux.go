@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/user"
+	"strconv"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // loadPolicy reads the effective config of namespace name (main file,
@@ -46,6 +49,10 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 			undo()
 		}
 	}()
+	owners, err := netpolicy.Owners(name, fw.Approvers, lookupUser)
+	if err != nil {
+		return nil, err
+	}
 	table := nft.NamespaceTable(name)
 	if fw.Policy == netpolicy.PolicyAllowlist {
 		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: netpolicy.PortGroups(fw.Domains), Allow: fw.Allow}
@@ -65,6 +72,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
 		p.NoPolicyLine = true
 	}
+	p.Owners = owners
 	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)
@@ -82,4 +90,21 @@ func removePolicy(cfg netcfg.Config, name string) error {
 		return err
 	}
 	return nil
+}
+
+// lookupUser is the uid of an approvers line's user: a number is a uid, a
+// name is looked up in the user database.
+func lookupUser(u string) (uint32, error) {
+	if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	usr, err := user.Lookup(u)
+	if err != nil {
+		return 0, fmt.Errorf("no user %s: name an existing user or a uid", quote.String(u))
+	}
+	n, err := strconv.ParseUint(usr.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("user %s has uid %s, not a number", quote.String(u), usr.Uid)
+	}
+	return uint32(n), nil
 }

@@ -39,6 +39,8 @@ type Domain struct {
 	Name     string // lower case, no trailing dot
 	Wildcard bool
 	Ports    []Ports
+	// Source says where the line is: "config FILE:LINE" or "preset NAME".
+	Source string
 }
 
 // Pattern is the name as written in the config: NAME or *.NAME.
@@ -56,15 +58,10 @@ func parseDomain(f []string) (Domain, error) {
 	if len(f) != 1 && len(f) != 3 {
 		return Domain{}, fmt.Errorf("domain: want 1 or 3 arguments, got %d: %s", len(f), usage)
 	}
-	var d Domain
-	name := strings.ToLower(strings.TrimSuffix(f[0], "."))
-	if rest, ok := strings.CutPrefix(name, "*."); ok {
-		d.Wildcard, name = true, rest
+	d, err := ParsePattern(f[0])
+	if err != nil {
+		return Domain{}, fmt.Errorf("domain: %w", err)
 	}
-	if err := checkDomainName(name); err != nil {
-		return Domain{}, fmt.Errorf("domain: %q: %w", f[0], err)
-	}
-	d.Name = name
 	if len(f) == 1 {
 		d.Ports = append([]Ports(nil), DefaultPorts...)
 		return d, nil
@@ -77,7 +74,6 @@ func parseDomain(f []string) (Domain, error) {
 	if !isRange {
 		hi = lo
 	}
-	var err error
 	if p.Lo, err = parsePort(lo); err == nil {
 		p.Hi, err = parsePort(hi)
 	}
@@ -85,6 +81,21 @@ func parseDomain(f []string) (Domain, error) {
 		return Domain{}, fmt.Errorf("domain: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
 	}
 	d.Ports = []Ports{p}
+	return d, nil
+}
+
+// ParsePattern reads NAME or *.NAME (any case, a trailing dot or not), as
+// domain and deny lines and approvals write names; it has no ports.
+func ParsePattern(s string) (Domain, error) {
+	var d Domain
+	name := strings.ToLower(strings.TrimSuffix(s, "."))
+	if rest, ok := strings.CutPrefix(name, "*."); ok {
+		d.Wildcard, name = true, rest
+	}
+	if err := checkDomainName(name); err != nil {
+		return Domain{}, fmt.Errorf("%q: %w", s, err)
+	}
+	d.Name = name
 	return d, nil
 }
 
@@ -181,6 +192,14 @@ func Merge(main, ns Config) Config {
 	out.Domains = append(append([]Domain(nil), main.Domains...), ns.Domains...)
 	out.Presets = append(append([]string(nil), main.Presets...), ns.Presets...)
 	out.Allow = append(append([]Allow(nil), main.Allow...), ns.Allow...)
+	if ns.UserApprove != "" {
+		out.UserApprove = ns.UserApprove
+	}
+	if ns.Hold != 0 {
+		out.Hold = ns.Hold
+	}
+	out.Deny = append(append([]Domain(nil), main.Deny...), ns.Deny...)
+	out.Approvers = append(append([]Approver(nil), main.Approvers...), ns.Approvers...)
 	return out
 }
 

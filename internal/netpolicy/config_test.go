@@ -140,7 +140,7 @@ func TestApprovalLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Policy: PolicyAllowlist, UserApprove: UserApproveYes, Hold: 2500 * time.Millisecond,
-		Deny: []Domain{{Name: "evil.example", Wildcard: true, Source: "config f:3"}, {Name: "paste.example", Source: "config f:4"}},
+		Deny:      []Domain{{Name: "evil.example", Wildcard: true, Source: "config f:3"}, {Name: "paste.example", Source: "config f:4"}},
 		Approvers: []Approver{{User: "alice", Line: "f:5"}, {User: "1001", Line: "f:5"}}}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Fatalf("ParseConfig mismatch (-want +got):\n%s", diff)

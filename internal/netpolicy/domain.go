@@ -66,22 +66,41 @@ func parseDomain(f []string) (Domain, error) {
 		d.Ports = append([]Ports(nil), DefaultPorts...)
 		return d, nil
 	}
-	if f[1] != "tcp" && f[1] != "udp" {
-		return Domain{}, fmt.Errorf("domain: protocol %q: use tcp or udp", f[1])
+	p, err := parsePorts(f[1], f[2])
+	if err != nil {
+		return Domain{}, fmt.Errorf("domain: %w", err)
 	}
-	p := Ports{Proto: f[1]}
-	lo, hi, isRange := strings.Cut(f[2], "-")
+	d.Ports = []Ports{p}
+	return d, nil
+}
+
+// ParsePorts reads a port group as a config line writes it: "tcp 443",
+// "udp 3478-3480".
+func ParsePorts(s string) (Ports, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return Ports{}, fmt.Errorf("ports %q: use tcp|udp PORT[-PORT]", s)
+	}
+	return parsePorts(f[0], f[1])
+}
+
+func parsePorts(proto, ports string) (Ports, error) {
+	if proto != "tcp" && proto != "udp" {
+		return Ports{}, fmt.Errorf("protocol %q: use tcp or udp", proto)
+	}
+	p := Ports{Proto: proto}
+	lo, hi, isRange := strings.Cut(ports, "-")
 	if !isRange {
 		hi = lo
 	}
+	var err error
 	if p.Lo, err = parsePort(lo); err == nil {
 		p.Hi, err = parsePort(hi)
 	}
 	if err != nil || p.Lo > p.Hi {
-		return Domain{}, fmt.Errorf("domain: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
+		return Ports{}, fmt.Errorf("port %q: use a number from 1 to 65535 or a range LOW-HIGH", ports)
 	}
-	d.Ports = []Ports{p}
-	return d, nil
+	return p, nil
 }
 
 // ParsePattern reads NAME or *.NAME (any case, a trailing dot or not), as

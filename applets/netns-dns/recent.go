@@ -1,0 +1,78 @@
+package netnsdns
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+)
+
+// maxRecent bounds the distinct refused names kept per namespace for
+// denials; the oldest go first.
+const maxRecent = 1000
+
+// maxRecentTimes bounds the times kept per name: Denial.Count counts at
+// most that many.
+const maxRecentTimes = 100
+
+type recentKey struct{ name, typ string }
+
+type recentEntry struct {
+	key   recentKey
+	times []time.Time
+}
+
+// recent are the refusals of every namespace, in memory, for denials.
+type recent struct {
+	mu  sync.Mutex
+	byN map[string][]*recentEntry // oldest last refusal first
+}
+
+// add records a refusal of name (escaped, as the log writes it) with
+// query type typ in ns.
+func (r *recent) add(ns, name, typ string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byN == nil {
+		r.byN = map[string][]*recentEntry{}
+	}
+	list := r.byN[ns]
+	k := recentKey{name, typ}
+	i := slices.IndexFunc(list, func(e *recentEntry) bool { return e.key == k })
+	var e *recentEntry
+	if i >= 0 {
+		e = list[i]
+		list = slices.Delete(list, i, i+1)
+	} else {
+		e = &recentEntry{key: k}
+		if len(list) >= maxRecent {
+			list = list[1:]
+		}
+	}
+	e.times = append(e.times, now)
+	if len(e.times) > maxRecentTimes {
+		e.times = e.times[len(e.times)-maxRecentTimes:]
+	}
+	r.byN[ns] = append(list, e)
+}
+
+// since returns the refusals of ns at or after t, newest last.
+func (r *recent) since(ns string, t time.Time) []netctl.Denial {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []netctl.Denial
+	for _, e := range r.byN[ns] {
+		n := 0
+		for _, at := range e.times {
+			if !at.Before(t) {
+				n++
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		out = append(out, netctl.Denial{Time: e.times[len(e.times)-1], Namespace: ns, Name: e.key.name, Type: e.key.typ, Count: n})
+	}
+	return out
+}

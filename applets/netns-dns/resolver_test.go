@@ -3,11 +3,11 @@ package netnsdns
 import (
 	"context"
 	"fmt"
-	"slices"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"

@@ -15,6 +15,9 @@ import (
 // (the kernel's word: SO_PEERCRED). Watch and session requests are
 // answered here (their first line); the stream is the caller's.
 func (r *Resolver) Control(uid uint32, req netctl.Request) netctl.Reply {
+	if r.Refresh != nil {
+		r.Refresh() // a namespace whose up just finished is known
+	}
 	if req.Op == netctl.OpOwned {
 		return netctl.Reply{Namespaces: r.owned(uid)}
 	}

@@ -9,12 +9,12 @@ import (
 )
 
 // DefaultHold is how long a query is held while its namespace's owners are
-// asked, where the policy does not say (hold). It fits inside the first
-// try of the stub resolvers measured in docs/network.md: glibc and musl
-// give a server 5 s before they retry, Go's resolver 5 s, c-ares (Node's
-// dns.resolve) 2 s before its first retransmission: 4 s leaves each a
-// second to spare, and a retransmission that comes inside the hold joins
-// it.
+// asked, where the policy does not say (hold). It fits inside what the
+// stub resolvers measured in docs/network.md wait before giving up, with
+// a second to spare: musl gives up after 5 s (it sends again, same id and
+// port, at 2.5 s), glibc (and Node's dns.lookup) and Go's resolver after
+// 10 s (5 s a try), c-ares (Node's dns.resolve) after 30 s (new port,
+// same id, at 2.9 s). A retransmission joins the hold and gets the answer.
 const DefaultHold = 4 * time.Second
 
 // maxHeld bounds the held queries of one namespace; past it, queries are

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"os/user"
-	"strconv"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
-	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // loadPolicy reads the effective config of namespace name (main file,
@@ -49,7 +46,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 			undo()
 		}
 	}()
-	owners, err := netpolicy.Owners(name, fw.Approvers, lookupUser)
+	owners, err := netpolicy.Owners(name, fw.Approvers, netpolicy.LookupUser)
 	if err != nil {
 		return nil, err
 	}
@@ -90,21 +87,4 @@ func removePolicy(cfg netcfg.Config, name string) error {
 		return err
 	}
 	return nil
-}
-
-// lookupUser is the uid of an approvers line's user: a number is a uid, a
-// name is looked up in the user database.
-func lookupUser(u string) (uint32, error) {
-	if n, err := strconv.ParseUint(u, 10, 32); err == nil {
-		return uint32(n), nil
-	}
-	usr, err := user.Lookup(u)
-	if err != nil {
-		return 0, fmt.Errorf("no user %s: name an existing user or a uid", quote.String(u))
-	}
-	n, err := strconv.ParseUint(usr.Uid, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("user %s has uid %s, not a number", quote.String(u), usr.Uid)
-	}
-	return uint32(n), nil
 }

@@ -185,7 +185,7 @@ func TestOwners(t *testing.T) {
 		{name: "shared", ns: "agents", ap: []Approver{{"bob", "f:1"}, {"alice", "f:2"}}, want: []uint32{1001, 1002}},
 		{name: "both", ns: "agents-1001", ap: []Approver{{"alice", "f:1"}, {"bob", "f:1"}}, want: []uint32{1001, 1002}},
 		{name: "no number", ns: "my-agents", want: nil},
-		{name: "unknown", ns: "agents", ap: []Approver{{"mallory", "f:3"}}, err: `f:3: approvers: no user "mallory"`},
+		{name: "unknown", ns: "agents", ap: []Approver{{"mallory", "f:3"}}, err: `f:3: approvers: no user mallory: name an existing user or a uid`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := Owners(tt.ns, tt.ap, lookup)

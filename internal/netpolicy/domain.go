@@ -66,9 +66,12 @@ func parseDomain(f []string) (Domain, error) {
 		d.Ports = append([]Ports(nil), DefaultPorts...)
 		return d, nil
 	}
+	if f[1] != "tcp" && f[1] != "udp" {
+		return Domain{}, fmt.Errorf("domain: protocol %q: use tcp or udp", f[1])
+	}
 	p, err := parsePorts(f[1], f[2])
 	if err != nil {
-		return Domain{}, fmt.Errorf("domain: %w", err)
+		return Domain{}, fmt.Errorf("domain: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
 	}
 	d.Ports = []Ports{p}
 	return d, nil

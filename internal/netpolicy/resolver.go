@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Policy is what netns-setup up tells netns-dns about a namespace, as one
@@ -159,6 +161,23 @@ func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrP
 	return p
 }
 
+// LookupUser is the uid of an approvers line's user: a number is a uid, a
+// name is looked up in the user database.
+func LookupUser(u string) (uint32, error) {
+	if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	usr, err := user.Lookup(u)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(usr.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("uid %q is not a number", usr.Uid)
+	}
+	return uint32(n), nil
+}
+
 // Owners are the uids that may approve for namespace name: N of a name
 // NAME-N (the launcher's per-user namespaces), then the approvers, looked
 // up with lookup (a user name or a uid to a uid). An approver that is no
@@ -173,7 +192,7 @@ func Owners(name string, approvers []Approver, lookup func(string) (uint32, erro
 	for _, a := range approvers {
 		uid, err := lookup(a.User)
 		if err != nil {
-			return nil, fmt.Errorf("%s: approvers: %w", a.Line, err)
+			return nil, fmt.Errorf("%s: approvers: no user %s: name an existing user or a uid", a.Line, quote.String(a.User))
 		}
 		out = append(out, uid)
 	}

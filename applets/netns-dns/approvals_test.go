@@ -192,7 +192,8 @@ func TestHeldQueryAnsweredByApproval(t *testing.T) {
 	}
 	// Its retransmission (same id) takes its place; the AAAA query of the
 	// same lookup joins the hold.
-	if now, _ := handle(t, r, q.Copy()); now != nil {
+	now, again := handle(t, r, q.Copy())
+	if now != nil {
 		t.Fatal("retransmission answered at once")
 	}
 	if m := <-first; m != nil {
@@ -218,6 +219,9 @@ func TestHeldQueryAnsweredByApproval(t *testing.T) {
 	}
 	if m := <-later6; m == nil || m.Rcode != dns.RcodeSuccess {
 		t.Fatalf("held AAAA: %v, want NOERROR", m)
+	}
+	if m := <-again; m == nil || m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Fatalf("held A (its retransmission): %v, want NOERROR with the address", m)
 	}
 	if got := pin.flowList(); !slices.Equal(got, []string{"203.0.113.66 tcp 443", "203.0.113.66 tcp 80"}) {
 		t.Fatalf("approved set %v, want the default ports of 203.0.113.66", got)
@@ -321,5 +325,20 @@ func TestAlwaysApprovalSurvivesRestart(t *testing.T) {
 	}
 	if l := again.approvals.list("agents", again.clock()); len(l) != 1 || l[0].Pattern != "*.evil.test" {
 		t.Fatalf("approvals after a restart %+v, want the always one alone", l)
+	}
+}
+
+func TestDenialsKeepDrops(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	r.dropped("agents", "tcp", netip.MustParseAddr("203.0.113.7"), 22)
+	c.add(time.Second)
+	rcode(r, "evil.test.", dns.TypeA)
+	rcode(r, "evil.test.", dns.TypeA)
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 2 || d[0].Drop != "tcp 203.0.113.7:22" || d[0].Approvable || d[1].Name != "evil.test" || d[1].Count != 2 || !d[1].Approvable {
+		t.Fatalf("denials %+v, want the drop, then evil.test twice", d)
+	}
+	if d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: time.Unix(1000, 0).Add(time.Second)}).Denials; len(d) != 1 || d[0].Name != "evil.test" {
+		t.Fatalf("denials since the drop %+v, want evil.test alone", d)
 	}
 }

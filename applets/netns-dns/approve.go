@@ -93,6 +93,15 @@ func (r *Resolver) refused(p *netpolicy.Policy, q dns.Question) {
 	r.hub.publish(netctl.Event{Kind: netctl.EventRefused, Time: r.clock(), Namespace: p.Name, Name: name, Type: typ})
 }
 
+// dropped records a connection the firewall of ns dropped.
+func (r *Resolver) dropped(ns, proto string, dst netip.Addr, port uint16) {
+	drop := proto + " " + dst.String()
+	if proto == "tcp" || proto == "udp" {
+		drop = proto + " " + netip.AddrPortFrom(dst, port).String()
+	}
+	r.recent.addDrop(ns, drop, r.clock())
+}
+
 // SweepHolds ends the holds that ran out: their queries are refused, as
 // without a hold.
 func (r *Resolver) SweepHolds() {

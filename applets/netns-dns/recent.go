@@ -8,7 +8,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 )
 
-// maxRecent bounds the distinct refused names kept per namespace for
+// maxRecent bounds the distinct refused names (and drops) kept per namespace for
 // denials; the oldest go first.
 const maxRecent = 1000
 
@@ -16,7 +16,7 @@ const maxRecent = 1000
 // most that many.
 const maxRecentTimes = 100
 
-type recentKey struct{ name, typ string }
+type recentKey struct{ name, typ, drop string }
 
 type recentEntry struct {
 	key   recentKey
@@ -32,13 +32,21 @@ type recent struct {
 // add records a refusal of name (escaped, as the log writes it) with
 // query type typ in ns.
 func (r *recent) add(ns, name, typ string, now time.Time) {
+	r.addKey(ns, recentKey{name: name, typ: typ}, now)
+}
+
+// addDrop records a connection the firewall dropped: "tcp 203.0.113.7:22".
+func (r *recent) addDrop(ns, drop string, now time.Time) {
+	r.addKey(ns, recentKey{drop: drop}, now)
+}
+
+func (r *recent) addKey(ns string, k recentKey, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.byN == nil {
 		r.byN = map[string][]*recentEntry{}
 	}
 	list := r.byN[ns]
-	k := recentKey{name, typ}
 	i := slices.IndexFunc(list, func(e *recentEntry) bool { return e.key == k })
 	var e *recentEntry
 	if i >= 0 {
@@ -72,7 +80,7 @@ func (r *recent) since(ns string, t time.Time) []netctl.Denial {
 		if n == 0 {
 			continue
 		}
-		out = append(out, netctl.Denial{Time: e.times[len(e.times)-1], Namespace: ns, Name: e.key.name, Type: e.key.typ, Count: n})
+		out = append(out, netctl.Denial{Time: e.times[len(e.times)-1], Namespace: ns, Name: e.key.name, Type: e.key.typ, Drop: e.key.drop, Count: n})
 	}
 	return out
 }

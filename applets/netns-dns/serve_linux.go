@@ -53,6 +53,7 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		logf("%v", err)
 	}
 	r.hub.owns = r.owns
+	denials.OnDrop = r.dropped
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }

@@ -116,20 +116,6 @@ func (r *Resolver) SweepHolds() {
 	}
 }
 
-// sweepHolds runs SweepHolds every holdSweep until ctx ends.
-func (r *Resolver) sweepHolds(ctx context.Context) {
-	t := time.NewTicker(holdSweep)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.SweepHolds()
-		}
-	}
-}
-
 // answerHolds answers the held queries of ns that pattern covers, each
 // in a goroutine of its own (they resolve now); it returns how many.
 func (r *Resolver) answerHolds(ns, pattern string) int {

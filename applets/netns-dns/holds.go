@@ -22,9 +22,6 @@ const DefaultHold = 4 * time.Second
 // closure, no goroutine.
 const maxHeld = 4096
 
-// holdSweep is how often held queries are looked at for their end.
-const holdSweep = 100 * time.Millisecond
-
 // waiter is one held query: answered by release (nil: never answered, the
 // client gave up or was replaced by its retransmission).
 type waiter struct {

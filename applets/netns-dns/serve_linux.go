@@ -272,3 +272,20 @@ func (h *hostAddrs) get() []netip.Prefix {
 	h.out = out
 	return out
 }
+
+// holdSweep is how often held queries are looked at for their end.
+const holdSweep = 100 * time.Millisecond
+
+// sweepHolds runs SweepHolds every holdSweep until ctx ends.
+func (r *Resolver) sweepHolds(ctx context.Context) {
+	t := time.NewTicker(holdSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.SweepHolds()
+		}
+	}
+}

@@ -342,3 +342,27 @@ func TestDenialsKeepDrops(t *testing.T) {
 		t.Fatalf("denials since the drop %+v, want evil.test alone", d)
 	}
 }
+
+// FuzzControl: whatever another user sends on the control socket, it is
+// refused and changes nothing; whatever the owner sends, nothing panics.
+func FuzzControl(f *testing.F) {
+	f.Add("allow", "agents", "evil.test", "always", "tcp 22")
+	f.Add("revoke", "agents", "*.evil.test", "", "")
+	f.Add("session", "agents", "", "", "udp 1-65535")
+	f.Add("owned", "", "x\x00y", "once", "tcp")
+	f.Fuzz(func(t *testing.T, op, ns, name, scope, ports string) {
+		r, _, _ := newApproveResolver(t, nil)
+		req := netctl.Request{Op: op, Namespace: ns, Name: name, Scope: scope}
+		if ports != "" {
+			req.Ports = []string{ports}
+		}
+		rep := r.Control(stranger, req)
+		if op != netctl.OpOwned && !(op == netctl.OpWatch && ns == "") && rep.Error == "" {
+			t.Fatalf("a stranger's %+v: %+v, want an error", req, rep)
+		}
+		if len(rep.Namespaces) != 0 || len(r.approvals.list("agents", r.clock())) != 0 {
+			t.Fatalf("a stranger's %+v changed something: %+v", req, rep)
+		}
+		r.Control(owner, req)
+	})
+}

@@ -271,6 +271,23 @@ func TestHeldQueryRefusedAfterHold(t *testing.T) {
 	}
 }
 
+func TestRevokeTakesCNAMETargets(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "www.example.com", Scope: netctl.ScopeAlways, Ports: []string{"tcp 22"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if got := rcode(r, "www.example.com.", dns.TypeA); got != "NOERROR" || !slices.Equal(pin.flowList(), []string{"203.0.113.20 tcp 22"}) {
+		t.Fatalf("approved CNAME chain: %s, flows %v", got, pin.flowList())
+	}
+	if got := rcode(r, "last.cdn.test.", dns.TypeA); got != "NXDOMAIN" {
+		t.Fatalf("its CNAME target: %s, want NXDOMAIN (forwarded: the fake upstream has no record of it alone)", got)
+	}
+	r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "www.example.com"})
+	if got := rcode(r, "last.cdn.test.", dns.TypeA); got != "REFUSED" || len(pin.flowList()) != 0 {
+		t.Fatalf("its CNAME target after revoke: %s, flows %v; want REFUSED and none", got, pin.flowList())
+	}
+}
+
 func TestSessionApprovalEndsWithLastSession(t *testing.T) {
 	r, pin, _ := newApproveResolver(t, nil)
 	s1, s2 := watch(r, owner, "agents", true), watch(r, owner, "agents", true)

@@ -132,7 +132,8 @@ func (r *Resolver) answerHolds(ns, pattern string) int {
 
 // unpin takes the flows that the answers to the approvals of patterns put
 // into the approved set of ns out of it (a name approved by another
-// pattern on the same address gets its flow back at its next answer).
+// pattern on the same address gets its flow back at its next answer), and
+// forgets the CNAME targets their answers allowed.
 func (r *Resolver) unpin(nsName string, patterns []string) {
 	ns := r.namespaceOf(nsName)
 	if ns == nil || len(patterns) == 0 {
@@ -140,6 +141,11 @@ func (r *Resolver) unpin(nsName string, patterns []string) {
 	}
 	var out []nft.Flow
 	ns.mu.Lock()
+	for target, c := range ns.cnames {
+		if c.approved != "" && containsString(patterns, c.approved) {
+			delete(ns.cnames, target) // its CNAME targets go with it
+		}
+	}
 	for k, by := range ns.approvedBy {
 		if !containsString(patterns, by) {
 			continue

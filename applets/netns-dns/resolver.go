@@ -158,7 +158,7 @@ type namespace struct {
 	// until the record expires (what resolving the name needs).
 	cnames map[string]cnameGrant
 	// approvedBy: the approval pattern whose answer put each flow
-	// (pinKey{flowSetKey(...), addr}) into the approved set, for revoke.
+	// (pinKey{a flowKeys key, addr}) into the approved set, for revoke.
 	approvedBy map[pinKey]string
 }
 

@@ -346,11 +346,16 @@ func TestControlSocketFromTheSandbox(t *testing.T) {
 	}
 
 	// In the launcher's sandbox, /run is its own: netns-dns's directory is
-	// not there.
+	// not there, nor is /run/netns, which the host has (the test's
+	// namespaces are in it).
+	if _, err := os.Stat("/run/netns"); err != nil {
+		t.Fatalf("the host's /run/netns: %v", err)
+	}
 	s := testutil.NewSandbox(t)
-	r := s.Shell(t, "ls -d /run/netns-dns 2>&1; exit 0")
-	if want := "ls: cannot access '/run/netns-dns': No such file or directory"; strings.TrimSpace(r.Stdout) != want {
-		t.Fatalf("/run/netns-dns in the sandbox: %s, want %q", r, want)
+	r := s.Shell(t, "ls -d /run/netns-dns /run/netns 2>&1; exit 0")
+	want := "ls: cannot access '/run/netns-dns': No such file or directory\nls: cannot access '/run/netns': No such file or directory"
+	if strings.TrimSpace(r.Stdout) != want {
+		t.Fatalf("/run/netns-dns and /run/netns in the sandbox: %s, want %q", r, want)
 	}
 }
 

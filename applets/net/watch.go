@@ -165,15 +165,12 @@ func (w world) watch(ctx context.Context, c *netctl.Conn, ns string, stdio multi
 
 	f, isFile := stdio.In.(*os.File)
 	raw := isFile && term.IsTerminal(int(f.Fd()))
-	var restore func()
 	if raw {
 		state, err := term.MakeRaw(int(f.Fd()))
 		if err != nil {
 			return fmt.Errorf("watch: raw mode: %w", err)
 		}
-		fd := int(f.Fd())
-		restore = func() { term.Restore(fd, state) }
-		defer restore()
+		defer term.Restore(int(f.Fd()), state)
 	}
 	sigs := make(chan os.Signal, 1)
 	if len(w.signals) > 0 {

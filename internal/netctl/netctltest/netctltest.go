@@ -22,6 +22,7 @@ type Server struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every request and stream change
 	replies map[string]netctl.Reply
+	funcs   map[string]func(netctl.Request) netctl.Reply
 	reqs    []netctl.Request
 	streams map[*netctl.Conn]netctl.Request
 	wg      sync.WaitGroup
@@ -35,7 +36,7 @@ func New(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Path: path, ln: ln, changed: make(chan struct{}), replies: map[string]netctl.Reply{}, streams: map[*netctl.Conn]netctl.Request{}}
+	s := &Server{Path: path, ln: ln, changed: make(chan struct{}), replies: map[string]netctl.Reply{}, funcs: map[string]func(netctl.Request) netctl.Reply{}, streams: map[*netctl.Conn]netctl.Request{}}
 	s.wg.Add(1)
 	go s.accept()
 	t.Cleanup(s.Close)
@@ -47,6 +48,14 @@ func (s *Server) Reply(op string, rep netctl.Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replies[op] = rep
+}
+
+// Handle makes f answer every later request of op (it runs with the
+// server's lock held: it must not call the server).
+func (s *Server) Handle(op string, f func(netctl.Request) netctl.Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.funcs[op] = f
 }
 
 // Requests returns the requests received so far, in order.
@@ -161,6 +170,9 @@ func (s *Server) serve(c *netctl.Conn) {
 		s.mu.Lock()
 		s.reqs = append(s.reqs, req)
 		rep := s.replies[req.Op]
+		if f := s.funcs[req.Op]; f != nil {
+			rep = f(req)
+		}
 		err := c.Send(rep)
 		stream := err == nil && rep.Error == "" && (req.Op == netctl.OpWatch || req.Op == netctl.OpSession)
 		if stream {

@@ -86,7 +86,8 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	defer modes.restore(stdio.Err)
 	// The session with netns-dns, which lasts as long as the chain, and
 	// its summary once the terminal is back (netsession_linux.go).
-	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, findNotifySend(os.Getenv, notifyDirs), os.Environ())
+	notify := func() string { return findNotifySend(os.Getenv, notifyDirs) }
+	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
 	err = start(l, bwrapPath, filter, bound, stdio, sigs, sess.end)
 	sess.summary(stdio.Err)

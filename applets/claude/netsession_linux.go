@@ -63,8 +63,9 @@ type netSession struct {
 // namespace before the user's own, uid the user) on socket. Without a
 // namespace, without the socket, or when netns-dns refuses, the sandbox
 // runs as before and nothing is said: a session is never a reason to
-// refuse. notify is the notify-send to ask with ("" none).
-func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify string, env []string) *netSession {
+// refuse. notify finds the notify-send to ask with ("" none), once a
+// session is open.
+func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify func() string, env []string) *netSession {
 	if len(l.NetnsEnter) < 2 {
 		return nil
 	}
@@ -79,7 +80,7 @@ func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify stri
 		return nil
 	}
 	s := &netSession{socket: socket, ns: ns, base: base, uid: uid, start: start, conn: c,
-		notify: notify, env: env, asking: map[string]bool{}}
+		notify: notify(), env: env, asking: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.events()
@@ -187,7 +188,8 @@ func notifyArgs(ev netctl.Event, left time.Duration) []string {
 func (s *netSession) run(args []string) string {
 	cmd := exec.CommandContext(s.ctx, s.notify, args...)
 	cmd.Env = s.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A session of its own: no controlling terminal, the agent's least.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	var out strings.Builder
 	cmd.Stdout = &out // and not Output, which would take stderr too
 	if cmd.Run() != nil {

@@ -21,6 +21,9 @@ func inNamespace(ns string) *sandbox.Launch {
 	return &sandbox.Launch{NetnsEnter: []string{"/usr/local/bin/netns-enter", ns, "--"}}
 }
 
+// none finds no notify-send.
+func none() string { return "" }
+
 // TestNetSessionSummary: the session is opened for the namespace the
 // sandbox enters; the summary lists at most maxSummary refused names of
 // the session, oldest first, then a count, each with the command that
@@ -42,7 +45,7 @@ func TestNetSessionSummary(t *testing.T) {
 	srv.Reply(netctl.OpDenials, netctl.Reply{Denials: list})
 
 	before := time.Now()
-	s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, "", nil)
+	s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, none, nil)
 	if s == nil {
 		t.Fatal("no session opened")
 	}
@@ -81,7 +84,7 @@ func TestNetSessionNamespaceNamed(t *testing.T) {
 	srv.Reply(netctl.OpOwned, netctl.Reply{Namespaces: []string{"agents-1000", "agents"}})
 	srv.Reply(netctl.OpDenials, netctl.Reply{Denials: []netctl.Denial{{Time: time.Now(), Namespace: "agents", Name: "pypi.org", Count: 1, Approvable: true}}})
 	var out bytes.Buffer
-	openNetSession(inNamespace("agents"), srv.Path, "agents", 1000, "", nil).summary(&out)
+	openNetSession(inNamespace("agents"), srv.Path, "agents", 1000, none, nil).summary(&out)
 	if want := "claude: netns-dns refused pypi.org (once): to allow it: claude-sandbox net allow pypi.org --always --namespace agents\n"; out.String() != want {
 		t.Errorf("summary = %q, want %q", out.String(), want)
 	}
@@ -104,7 +107,7 @@ func TestNetSessionNone(t *testing.T) {
 		{"refused", inNamespace("agents"), refusing.Path},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openNetSession(tc.l, tc.socket, "agents", 1000, "", nil)
+			s := openNetSession(tc.l, tc.socket, "agents", 1000, none, nil)
 			if s != nil {
 				t.Errorf("a session was opened")
 			}
@@ -153,7 +156,7 @@ func TestNetSessionNotifies(t *testing.T) {
 			dir := t.TempDir()
 			marker := filepath.Join(dir, "ran")
 			ns := fakeNotifySend(t, dir, marker, tc.key)
-			s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, ns, os.Environ())
+			s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, func() string { return ns }, os.Environ())
 			if s == nil || !srv.WaitStreams(1, nil) {
 				t.Fatal("no session")
 			}
@@ -208,7 +211,7 @@ func TestNotifySendTrusted(t *testing.T) {
 		t.Errorf("findNotifySend without a session bus = %q", got)
 	}
 	srv := netctltest.New(t)
-	s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, findNotifySend(env, []string{planted}), os.Environ())
+	s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, func() string { return findNotifySend(env, []string{planted}) }, os.Environ())
 	if s == nil || !srv.WaitStreams(1, nil) {
 		t.Fatal("no session")
 	}

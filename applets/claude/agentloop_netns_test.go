@@ -291,6 +291,11 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	if strings.Contains(r.Stderr, "not using network namespacing") {
 		t.Errorf("the launcher did not enter the namespace: %s", r.Stderr)
 	}
+	// This netns-dns has no control socket: the launcher says nothing of
+	// the refused names (claude-sandbox net needs that socket).
+	if strings.Contains(r.Stderr, "netns-dns") || strings.Contains(r.Stderr, "claude-sandbox net") {
+		t.Errorf("the launcher's stderr without netns-dns's control socket: %q, want nothing of it", r.Stderr)
+	}
 	rs := results(t, api, 2)
 	for id, res := range rs {
 		t.Logf("tool result %s (error %v): %q", id, res.IsError, res.Content)

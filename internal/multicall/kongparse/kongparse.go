@@ -77,14 +77,12 @@ type Pairs []string
 func (p *Pairs) Decode(ctx *kong.DecodeContext) error {
 	var w [2]string
 	for i := range w {
-		t, err := ctx.Scan.PopValue("two words")
-		if err != nil {
-			return err
-		}
+		t := ctx.Scan.Peek()
 		s, ok := t.Value.(string)
-		if !ok {
-			return fmt.Errorf("%v: want a word", t.Value)
+		if !t.IsValue() || !ok {
+			return fmt.Errorf("want two words, got %d", i)
 		}
+		ctx.Scan.Pop()
 		w[i] = s
 	}
 	*p = append(*p, w[0]+" "+w[1])

@@ -477,7 +477,10 @@ func TestE2EAgentLoopApproval(t *testing.T) {
 				t.Fatal(err)
 			}
 			api := fakeapi.New(
-				fakeapi.Turn{fakeapi.WebFetch("webfetch", "https://"+wd.webName+"/", "what does the page say?")},
+				fakeapi.Turn{
+					fakeapi.Bash("evilname", "curl -sS -m 60 http://"+wd.evilName+"/ 2>&1; echo rc=$?"),
+					fakeapi.WebFetch("webfetch", "https://"+wd.webName+"/", "what does the page say?"),
+				},
 				fakeapi.Turn{fakeapi.Text("Fetched " + wd.m)},
 			)
 			api.StartOn(t, al)
@@ -508,16 +511,28 @@ func TestE2EAgentLoopApproval(t *testing.T) {
 					allowed <- approveWhenHeld(wd, s, done)
 				}()
 			}
-			cmd := s.Command("-p", "fetch the page", "--allowedTools", "WebFetch")
-			cmd.Dir = proj
+			// The launcher runs in netns-dns's mount namespace, where the
+			// control socket is: it holds a session while the agent runs
+			// and prints the refused names after.
+			cmd := s.Command("-p", "fetch the page", "--allowedTools", "Bash,WebFetch")
+			cmd.SysProcAttr = nil
+			cmd.Args = append([]string{"nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", wd.dnsPid),
+				"--setuid", strconv.Itoa(int(s.User.Uid)), "--setgid", strconv.Itoa(int(s.User.Gid)), "--",
+				"sh", "-c", `cd "$0" && exec "$@"`, proj, cmd.Path}, cmd.Args[1:]...)
+			cmd.Path, _ = exec.LookPath("nsenter")
 			r := testutil.RunCommand(t, cmd)
 			close(done)
+			if strings.Contains(r.Stderr, "not using network namespacing") {
+				t.Errorf("the launcher did not enter the namespace: %s", r.Stderr)
+			}
 			if r.Code != 0 || !strings.Contains(r.Stdout, "Fetched "+wd.m) {
 				t.Errorf("claude -p through the launcher in namespace %s: %v", name, r)
 			}
 			rs := results(t, api, 2)
+			for id, res := range rs {
+				t.Logf("tool result %s (error %v): %q", id, res.IsError, res.Content)
+			}
 			got := rs["webfetch"]
-			t.Logf("WebFetch result (error %v): %q", got.IsError, got.Content)
 			if got.IsError || strings.Contains(got.Content, "EAI_AGAIN") {
 				t.Errorf("WebFetch of %s: %+v, want the page", wd.webName, got)
 			}
@@ -532,6 +547,24 @@ func TestE2EAgentLoopApproval(t *testing.T) {
 			}
 			if !strings.Contains(wd.auth.names(), wd.webName) {
 				t.Errorf("the internet's DNS server was never asked for %s (asked %q)", wd.webName, wd.auth.names())
+			}
+			// The unlisted name that nobody allowed: refused (after its
+			// hold), and listed after the session with the command that
+			// allows it.
+			if got := rs["evilname"].Content; strings.Contains(got, "evil page") || strings.HasSuffix(got, "rc=0") {
+				t.Errorf("curl of an unlisted name nobody allowed: %q, want a failure", got)
+			}
+			if tc.approve {
+				for _, want := range []string{"claude: netns-dns refused A " + wd.evilName + " ", "to allow it: claude-sandbox net allow " + wd.evilName + " --always\n"} {
+					if !strings.Contains(r.Stderr, want) {
+						t.Errorf("the launcher's stderr after the session lacks %q:\n%s", want, r.Stderr)
+					}
+				}
+				if strings.Contains(r.Stderr, "refused A "+wd.webName) {
+					t.Errorf("the launcher lists the approved name as refused:\n%s", r.Stderr)
+				}
+			} else if strings.Contains(r.Stderr, "claude: netns-dns") {
+				t.Errorf("the launcher spoke of netns-dns without its control socket:\n%s", r.Stderr)
 			}
 			if tc.approve {
 				a := <-allowed

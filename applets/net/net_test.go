@@ -430,3 +430,12 @@ func TestWatchNoServer(t *testing.T) {
 	}
 	_ = os.Remove(w.socket)
 }
+
+// TestWatchNamespace: --namespace watches that one namespace only.
+func TestWatchNamespace(t *testing.T) {
+	srv := netctltest.New(t)
+	startLineWatch(t, srv, "--namespace", "shared")
+	if reqs := srv.Requests(); !cmp.Equal(reqs, []netctl.Request{{Op: netctl.OpWatch, Namespace: "shared"}}) {
+		t.Errorf("net watch --namespace shared asked %+v", reqs)
+	}
+}

@@ -121,6 +121,10 @@ func ParsePattern(s string) (Domain, error) {
 	return d, nil
 }
 
+// CheckDomainName reports whether name (any case, no trailing dot) is one
+// a domain line could name exactly: the names a user may be told to allow.
+func CheckDomainName(name string) error { return checkDomainName(strings.ToLower(name)) }
+
 // checkDomainName accepts host names as DNS carries them: labels of
 // letters, digits, hyphens and underscores (SRV-style names), 1 to 63 bytes,
 // 253 in all, at least two labels (a top-level domain alone would allow a

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
 )
 
 // Files reads the user's configuration files for Settings: a regular file
@@ -28,6 +26,8 @@ type SettingsInput struct {
 	// NpmPrefixes are the install prefixes of the npm toolchains found
 	// (each has its global npmrc in etc/npmrc).
 	NpmPrefixes []string
+	// CargoHome is the launcher's CARGO_HOME ("" for ~/.cargo).
+	CargoHome string
 	// Writable are the host paths the sandbox can write: a configuration
 	// file there is the agent's, not the user's, and is not read; a file
 	// it names there is not shown.
@@ -41,14 +41,30 @@ type Settings struct {
 	Env []string
 	// Files are host files (CA bundles) to show read-only at their paths.
 	Files []string
+	// Npmrc are the settings of the npmrc generated for inside (Npmrc
+	// writes it); Cargo those of the generated cargo configuration
+	// (CargoConfig).
+	Npmrc []Setting
+	Cargo []Setting
 	// Notes say where each setting came from and what was left out.
 	Notes []string
 }
 
-// npmKeys are the npm settings that reach the registry from this machine;
-// nothing else of an npmrc is carried (tokens, _auth, passwords,
-// certfile/keyfile, per-registry //host/ keys).
-var npmKeys = []string{"registry", "cafile", "strict-ssl", "proxy", "https-proxy", "noproxy"}
+// Setting is one line of a generated configuration file. Key and Value
+// are checked when read: plain text, no line break, nothing a credential
+// could hide in that the rules of each tool let through.
+type Setting struct {
+	// Section is the TOML table of a cargo setting.
+	Section string
+	Key     string
+	// Value is written as it is (npm), or as a TOML string unless Bare
+	// (cargo's booleans).
+	Value string
+	Bare  bool
+	// CA is the CA file the setting names: the setting is written only
+	// if the launcher shows the file inside.
+	CA string
+}
 
 // pipKeys are pip's, likewise; client certificates (client-cert) are
 // credentials and stay out.
@@ -64,6 +80,7 @@ var goKeys = []string{"GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "GONOSUM
 func ReadSettings(f Files, in SettingsInput) Settings {
 	s := &settingsBuilder{f: f, in: in, set: map[string]bool{}}
 	s.npm()
+	s.cargo()
 	s.pip()
 	s.goEnv()
 	return s.out
@@ -119,51 +136,6 @@ func (s *settingsBuilder) caFile(key, p, from string) bool {
 	}
 	s.out.Files = append(s.out.Files, p)
 	return true
-}
-
-func (s *settingsBuilder) npm() {
-	files := []string{filepath.Join(s.in.Home, ".npmrc")}
-	for _, p := range s.in.NpmPrefixes {
-		files = append(files, filepath.Join(p, "etc", "npmrc"))
-	}
-	files = append(files, "/usr/local/etc/npmrc", "/etc/npmrc")
-	got := map[string]bool{}
-	for _, f := range files {
-		b := s.read(f)
-		if b == nil {
-			continue
-		}
-		m := npmreg.ParseNpmrc(b, s.getenv)
-		var left []string
-		for k := range m {
-			if !contains(npmKeys, k) {
-				left = append(left, k)
-			}
-		}
-		for _, k := range npmKeys {
-			v, ok := m[k]
-			if !ok || got[k] || s.getenv("npm_config_"+strings.ReplaceAll(k, "-", "_")) != "" {
-				continue
-			}
-			got[k] = true
-			switch k {
-			case "registry", "proxy", "https-proxy":
-				v = withoutUserinfo(v)
-			case "cafile":
-				if !s.caFile(k, v, f) {
-					continue
-				}
-				s.env("NODE_EXTRA_CA_CERTS", v)
-			}
-			s.env("npm_config_"+strings.ReplaceAll(k, "-", "_"), v)
-		}
-		if len(left) > 0 {
-			sort.Strings(left)
-			s.note("%s: npm settings carried; left out: %s", f, strings.Join(left, " "))
-		} else {
-			s.note("%s: npm settings carried", f)
-		}
-	}
 }
 
 func (s *settingsBuilder) pip() {

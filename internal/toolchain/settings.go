@@ -138,11 +138,19 @@ func (s *settingsBuilder) caFile(key, p, from string) bool {
 	return true
 }
 
+// pip reads its configuration files as pip does: the global ones, the
+// user's, then PIP_CONFIG_FILE (alone when it is /dev/null); a later file
+// wins, and in each the [install] section over [global].
 func (s *settingsBuilder) pip() {
-	files := []string{"/etc/pip.conf", filepath.Join(s.in.Home, ".pip", "pip.conf"), s.xdg("pip", "pip.conf")}
+	files := []string{"/etc/xdg/pip/pip.conf", "/etc/pip.conf", filepath.Join(s.in.Home, ".pip", "pip.conf"), s.xdg("pip", "pip.conf")}
+	if f := s.getenv("PIP_CONFIG_FILE"); f == "/dev/null" {
+		files = nil
+	} else if f != "" {
+		files = append(files, f)
+	}
 	vals := map[string]string{}
 	from := map[string]string{}
-	for _, f := range files { // later files win, as in pip
+	for _, f := range files {
 		b := s.read(f)
 		if b == nil {
 			continue
@@ -157,34 +165,54 @@ func (s *settingsBuilder) pip() {
 				continue
 			}
 			if _, ok := pipKeys[e[0]]; ok {
-				vals[e[0]], from[e[0]] = e[1], f
+				vals[section+"."+e[0]], from[section+"."+e[0]] = e[1], f
 			}
 		}
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
+	keys := make([]string, 0, len(pipKeys))
+	for k := range pipKeys {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v, name := vals[k], pipKeys[k]
-		if s.getenv(name) != "" {
+		sk := "install." + k
+		if _, ok := vals[sk]; !ok {
+			sk = "global." + k
+		}
+		v, ok := vals[sk]
+		name := pipKeys[k]
+		if !ok || s.getenv(name) != "" {
 			continue
 		}
-		switch k {
-		case "index-url", "extra-index-url", "proxy":
-			var urls []string
-			for _, u := range strings.Fields(v) {
-				urls = append(urls, withoutUserinfo(u))
+		// Several values (one a line, or on one line) are one a word
+		// in the variable, as pip reads it.
+		words := strings.Fields(v)
+		why := ""
+		if len(words) == 0 {
+			why = "empty"
+		}
+		for i, w := range words {
+			if why = notPlain(w); why != "" {
+				break
 			}
-			v = strings.Join(urls, " ")
-		case "cert":
-			if !s.caFile(k, v, from[k]) {
-				continue
+			switch k {
+			case "index-url", "extra-index-url", "proxy":
+				words[i], why = plainURL(w)
+			case "cert":
+				if len(words) != 1 || !s.caFile(k, w, from[sk]) {
+					why = "the file is not shown"
+				}
+			}
+			if why != "" {
+				break
 			}
 		}
-		s.env(name, v)
-		s.note("%s: pip %s carried", from[k], k)
+		if why != "" {
+			s.note("%s: pip %s left out: %s", from[sk], k, why)
+			continue
+		}
+		s.env(name, strings.Join(words, " "))
+		s.note("%s: pip %s carried", from[sk], k)
 	}
 }
 
@@ -233,31 +261,39 @@ func (s *settingsBuilder) xdg(parts ...string) string {
 	return filepath.Join(append([]string{base}, parts...)...)
 }
 
-// iniLines returns the key = value lines of a pip.conf, and
-// sections as {"[", name}. Comments (; #) and continuation lines are
-// skipped.
+// iniLines returns the key = value (or key: value) lines of a pip.conf,
+// as Python's configparser reads them, and sections as {"[", name}: keys
+// in lower case with _ as -, as pip takes them; an indented line goes on
+// the value before it, after a line break; # and ; start comment lines.
 func iniLines(b []byte) [][2]string {
 	var out [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	value := false // the last line was a key's, or continued one
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+		raw := strings.TrimRight(sc.Text(), " \t\r")
+		line := strings.TrimSpace(raw)
 		switch {
-		case line == "", line[0] == ';', line[0] == '#':
+		case line == "":
+			continue
+		case line[0] == ';' || line[0] == '#':
+			continue
+		case value && raw[0] != line[0]: // indented: a continuation
+			out[len(out)-1][1] += "\n" + line
 			continue
 		case line[0] == '[' && strings.HasSuffix(line, "]"):
 			out = append(out, [2]string{"[", strings.TrimSpace(line[1 : len(line)-1])})
+			value = false
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			value = false
 			continue
 		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			v = v[1 : len(v)-1]
-		}
-		out = append(out, [2]string{k, v})
+		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[:i])), "_", "-")
+		out = append(out, [2]string{k, strings.TrimSpace(line[i+1:])})
+		value = true
 	}
 	return out
 }

@@ -177,3 +177,35 @@ func TestCertsOnly(t *testing.T) {
 		})
 	}
 }
+
+// pip's settings travel as PIP_* variables, read the way pip reads its
+// files: values over several lines, [install] over [global], the files in
+// pip's order with PIP_CONFIG_FILE last; without a credential in a URL.
+func TestPipSettings(t *testing.T) {
+	files := fakeFiles{
+		"/etc/xdg/pip/pip.conf": "[global]\nproxy = http://u:" + token + "@proxy.corp:3128\n",
+		"/etc/pip.conf":         "[install]\nindex-url = https://install.example/simple\n",
+		"/home/u/.config/pip/pip.conf": "[global]\nindex_url = https://global.example/simple\n" +
+			"extra-index-url =\n    https://a.example/simple\n    https://__token__:" + token + "@b.example/simple\n" +
+			"trusted-host:\n  a.example\n\n  b.example\n" +
+			"[search]\nindex = https://other.example/\n",
+		"/home/u/pip-env.conf": "[global]\ncert = /etc/ssl/certs/corp.pem\n",
+	}
+	env := map[string]string{"PIP_CONFIG_FILE": "/home/u/pip-env.conf"}
+	got := ReadSettings(files, SettingsInput{Home: "/home/u", Getenv: func(k string) string { return env[k] }})
+	want := []string{
+		"PIP_CERT=/etc/ssl/certs/corp.pem",
+		"PIP_EXTRA_INDEX_URL=https://a.example/simple https://b.example/simple",
+		"PIP_INDEX_URL=https://install.example/simple",
+		"PIP_PROXY=http://proxy.corp:3128",
+		"PIP_TRUSTED_HOST=a.example b.example",
+	}
+	if diff := cmp.Diff(want, got.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	// PIP_CONFIG_FILE=/dev/null: pip reads no file.
+	env["PIP_CONFIG_FILE"] = "/dev/null"
+	if got := ReadSettings(files, SettingsInput{Home: "/home/u", Getenv: func(k string) string { return env[k] }}); len(got.Env) != 0 {
+		t.Errorf("with PIP_CONFIG_FILE=/dev/null: env %q, want none", got.Env)
+	}
+}

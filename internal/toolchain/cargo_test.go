@@ -159,16 +159,21 @@ var generatedLine = regexp.MustCompile(`^(|[;#] .*|\[(source|registries)\.[A-Za-
 // of the shapes above, and a token planted anywhere but in a carried
 // setting's value never comes through.
 func FuzzSettings(f *testing.F) {
-	f.Add("registry=https://x.example/\n@a:registry=https://${H}/\ncafile=/etc/ca.pem\n", cargoConfig, "a\nb")
-	f.Add("ca=\"-----BEGIN CERTIFICATE-----\\nTUlJ\\n-----END CERTIFICATE-----\"\n", "[source.x]\nregistry = \"https://x/\"\n", "")
-	f.Fuzz(func(t *testing.T, npmrc, cargo, h string) {
-		files := fakeFiles{"/home/u/.npmrc": npmrc, "/home/u/.cargo/config.toml": cargo}
+	f.Add("registry=https://x.example/\n@a:registry=https://${H}/\ncafile=/etc/ca.pem\n", cargoConfig, "a\nb", "[global]\nextra-index-url =\n  https://a/\n  https://b/\n")
+	f.Add("ca=\"-----BEGIN CERTIFICATE-----\\nTUlJ\\n-----END CERTIFICATE-----\"\n", "[source.x]\nregistry = \"https://x/\"\n", "", "")
+	f.Fuzz(func(t *testing.T, npmrc, cargo, h, pip string) {
+		files := fakeFiles{"/home/u/.npmrc": npmrc, "/home/u/.cargo/config.toml": cargo, "/etc/pip.conf": pip}
 		got := ReadSettings(files, SettingsInput{Home: "/home/u", Getenv: func(k string) string {
 			if k == "H" {
 				return h
 			}
 			return ""
 		}})
+		for _, kv := range got.Env {
+			if strings.ContainsAny(kv, "\n\r\x00") || strings.Contains(kv, "@") {
+				t.Fatalf("variable %q from pip.conf %q", kv, pip)
+			}
+		}
 		for _, out := range [][]byte{Npmrc(got.Npmrc, func(string) bool { return true }), CargoConfig(got.Cargo, func(string) bool { return true })} {
 			for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
 				if !generatedLine.MatchString(line) {

@@ -38,6 +38,10 @@ func (l *Launch) WriteDryRun(w io.Writer, bwrapPath string, seccompLen int) erro
 		if o.Kind == bwrap.ROData {
 			fmt.Fprintf(b, "# generated %s, read-only (--ro-bind-data from an fd):\n", quote(o.Dest))
 			for _, line := range strings.Split(strings.TrimSuffix(string(o.Data), "\n"), "\n") {
+				if line == "" {
+					fmt.Fprintln(b, "#")
+					continue
+				}
 				fmt.Fprintf(b, "#   %s\n", strings.ToValidUTF8(line, "?"))
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -239,11 +238,11 @@ func (s *settingsBuilder) goEnv() {
 			continue
 		}
 		if k == "GOPROXY" || k == "GONOSUMDB" || k == "GOSUMDB" {
-			var parts []string
-			for _, p := range strings.Split(v, ",") {
-				parts = append(parts, withoutUserinfo(p))
+			var why string
+			if v, why = goURLs(v); why != "" {
+				s.note("%s: go %s left out: %s", f, k, why)
+				continue
 			}
-			v = strings.Join(parts, ",")
 		}
 		s.env(k, v)
 		s.note("%s: go %s carried", f, k)
@@ -302,18 +301,35 @@ func iniLines(b []byte) [][2]string {
 	return out
 }
 
-// withoutUserinfo drops user:password@ from a URL (a token in a registry
-// or proxy URL is a credential).
-func withoutUserinfo(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil && strings.Contains(raw, "@") {
-			return ""
+// goURLs drops user:password@ from each URL of a GOPROXY list (entries
+// between , and |) or a GOSUMDB (name+key URL), or says why the value is
+// left out: a URL with a query or a fragment, an @ elsewhere.
+func goURLs(v string) (string, string) {
+	var b strings.Builder
+	for v != "" {
+		i := strings.IndexAny(v, ",| ")
+		if i < 0 {
+			i = len(v)
 		}
-		return raw
+		part := v[:i]
+		switch {
+		case strings.Contains(part, "://"):
+			u, why := plainURL(part)
+			if why != "" {
+				return "", why
+			}
+			part = u
+		case strings.Contains(part, "@"):
+			return "", "it holds @ outside a URL"
+		}
+		b.WriteString(part)
+		if i < len(v) {
+			b.WriteByte(v[i])
+			i++
+		}
+		v = v[i:]
 	}
-	u.User = nil
-	return u.String()
+	return b.String(), ""
 }
 
 func inAny(p string, dirs []string) string {

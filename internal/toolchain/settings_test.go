@@ -209,3 +209,18 @@ func TestPipSettings(t *testing.T) {
 		t.Errorf("with PIP_CONFIG_FILE=/dev/null: env %q, want none", got.Env)
 	}
 }
+
+// Go's proxy list keeps its separators; a credential in any entry goes,
+// and a query, where a token may hide, keeps the variable out.
+func TestGoSettings(t *testing.T) {
+	files := fakeFiles{"/home/u/.config/go/env": "GOPROXY=https://a.example|https://u:" + token + "@b.example,direct\n" +
+		"GOSUMDB=sum.corp.example+abc https://u:" + token + "@sum.corp.example\nGONOSUMDB=https://x.example/?token=" + token + "\n"}
+	got := ReadSettings(files, SettingsInput{Home: "/home/u", Getenv: func(string) string { return "" }})
+	want := []string{"GOPROXY=https://a.example|https://b.example,direct", "GOSUMDB=sum.corp.example+abc https://sum.corp.example"}
+	if diff := cmp.Diff(want, got.Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	if n := strings.Join(got.Notes, "\n"); !strings.Contains(n, "go GONOSUMDB left out: the URL has a query or a fragment") || strings.Contains(n, token) {
+		t.Errorf("notes:\n%s", n)
+	}
+}

@@ -39,7 +39,8 @@ func (s *settingsBuilder) cargo() {
 	var b []byte
 	for _, name := range []string{"config", "config.toml"} {
 		f = filepath.Join(home, name)
-		if b = s.read(f); b != nil {
+		var there bool
+		if b, there = s.readOr(f); there {
 			break
 		}
 	}

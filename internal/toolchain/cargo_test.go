@@ -131,6 +131,7 @@ func TestCargoFiles(t *testing.T) {
 		note  string
 	}{
 		{"config wins", fakeFiles{"/home/u/.cargo/config": "[net]\noffline = true\n", "/home/u/.cargo/config.toml": "[net]\ngit-fetch-with-cli = true\n"}, "", "offline = true", ""},
+		{"config there but unreadable", fakeFiles{"/home/u/.cargo/config": "\x00unreadable", "/home/u/.cargo/config.toml": "[net]\ngit-fetch-with-cli = true\n"}, "", "", "/home/u/.cargo/config: not read: permission denied"},
 		{"CARGO_HOME", fakeFiles{"/opt/cargo/config.toml": "[net]\noffline = true\n", "/home/u/.cargo/config.toml": "[net]\ngit-fetch-with-cli = true\n"}, "/opt/cargo", "offline = true", ""},
 		{"unclosed string", fakeFiles{"/home/u/.cargo/config.toml": "[net]\noffline = true\n[registries.x]\nindex = \"https://x.example/\n"}, "", "", "/home/u/.cargo/config.toml: not read: line 4: not a string"},
 		{"multi-line string hides a table", fakeFiles{"/home/u/.cargo/config.toml": "[alias]\nx = '''\n[net]\noffline = true\n'''\n[http]\ncheck-revoke = true\n"}, "", "check-revoke = true", ""},

@@ -110,18 +110,25 @@ func (s *settingsBuilder) env(k, v string) {
 
 // read reads a configuration file of the user's, or returns nil.
 func (s *settingsBuilder) read(p string) []byte {
+	b, _ := s.readOr(p)
+	return b
+}
+
+// readOr is read, and tells whether the file is there (read or not).
+func (s *settingsBuilder) readOr(p string) (b []byte, there bool) {
 	if w := inAny(p, s.in.Writable); w != "" {
 		s.note("%s: not read: it lies in %s, which the sandbox can write", p, w)
-		return nil
+		return nil, true
 	}
 	b, err := s.f.ReadFile(p)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.note("%s: not read: %s", p, err.Error())
+			return nil, true
 		}
-		return nil
+		return nil, false
 	}
-	return b
+	return b, true
 }
 
 // caFile shows a CA file named by a setting, if it may be shown.

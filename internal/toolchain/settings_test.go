@@ -12,6 +12,9 @@ type fakeFiles map[string]string
 
 func (f fakeFiles) ReadFile(p string) ([]byte, error) {
 	if s, ok := f[p]; ok {
+		if s == "\x00unreadable" {
+			return nil, fs.ErrPermission
+		}
 		return []byte(s), nil
 	}
 	return nil, fs.ErrNotExist

@@ -64,15 +64,10 @@ func (s *settingsBuilder) npm() {
 		var left []string
 		for _, e := range npmreg.Entries(b, getenv) {
 			switch k := e.Key; {
-			case k == "ca[]":
-				if _, ok := vals["ca"]; ok {
-					cas = nil
-					delete(vals, "ca")
-				}
+			case k == "ca[]": // one more, as npm's ini reads it
 				cas = append(cas, e.Value)
 			case k == "ca":
 				cas = []string{e.Value}
-				vals["ca"] = ""
 			case contains(npmURLKeys, k), scopedRegistry.MatchString(k), k == "cafile", k == "strict-ssl", k == "noproxy":
 				vals[k] = e.Value
 			default:

@@ -17,7 +17,9 @@ import (
 
 // start encodes the plan and the filter into sealed memfds, bwrap's fds 3
 // and 4, and runs the chain with them and the bind fds.
-func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, stdio multicall.Stdio, sigs *catcher) error {
+// ended runs when the chain has ended, before its orphans are reaped and
+// the terminal is put back.
+func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, stdio multicall.Stdio, sigs *catcher, ended func()) error {
 	args, err := bwrap.Encode(l.Plan.Args())
 	if err != nil {
 		return err
@@ -35,7 +37,7 @@ func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *b
 	// extra become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
 	extra = append(extra, bound.files...)
-	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
+	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs, ended)
 }
 
 // sealedMemfd returns a sealed in-memory file holding data, positioned at
@@ -63,7 +65,8 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 
 // runChain runs argv in a process group of its own (see
 // jobcontrol_linux.go) and waits for it, passing on its exit status and
-// the signals sigs catches.
+// the signals sigs catches; ended runs when the chain's head has ended,
+// before its orphans are reaped.
 //
 // Preconditions: none; it locks the calling goroutine to its OS thread
 // until the child is reaped, because the child's parent-death signal
@@ -76,7 +79,7 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
 // launch.
-func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher) error {
+func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher, ended func()) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
@@ -122,6 +125,7 @@ func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs 
 	done := make(chan struct{})
 	go forward(caught, done, j)
 	ws, err := j.wait()
+	ended()
 	orphans.reap()
 	close(done)
 	tty.restore()

@@ -31,6 +31,9 @@ type DenialLog struct {
 	Dir string
 	// Budget is LogBudget when zero (tests shorten it).
 	Budget int64
+	// OnDrop, if set, also gets each drop (the recent refusals of
+	// netns-dns's control socket).
+	OnDrop func(ns, proto string, dst netip.Addr, port uint16)
 	now    func() time.Time
 	mu     sync.Mutex
 	// budget of each namespace (see logBurst).
@@ -92,6 +95,9 @@ func (l *DenialLog) Refused(ns string, q dns.Question) {
 // netns-firewall.conf opens: no name leads there (netns-dns removes such
 // addresses from answers), and a namespace's own file cannot allow it.
 func (l *DenialLog) Dropped(ns, proto string, dst netip.Addr, port uint16) {
+	if l.OnDrop != nil {
+		l.OnDrop(ns, proto, dst, port)
+	}
 	l.write(ns, func() string {
 		blocked := slices.ContainsFunc(netpolicy.Blocked4, func(p netip.Prefix) bool { return p.Contains(dst) })
 		switch {

@@ -8,11 +8,17 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 type failPinner struct{ err error }
 
 func (p failPinner) Pin(string, string, []netip.Addr, time.Duration) error { return p.err }
+
+func (p failPinner) PinFlows(string, string, []nft.Flow, time.Duration) error { return p.err }
+
+func (p failPinner) UnpinFlows(string, string, []nft.Flow) error { return p.err }
 
 // TestPinInsideFirst: an allowed answer's addresses are pinned in the
 // table inside the namespace, then on the host; without the inside's

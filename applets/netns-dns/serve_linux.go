@@ -51,7 +51,15 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// hands over: without one, a namespace's allowed names get SERVFAIL.
 	ins := &insides{log: denials, logf: logf}
 	r.Inside = ins.pinner
-
+	r.approvals.dir = o.stateDir
+	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
+	for _, err := range r.approvals.load() {
+		logf("%v", err)
+	}
+	r.hub.owns = r.owns
+	denials.OnDrop = r.dropped
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
@@ -84,6 +92,21 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	servers := []*dns.Server{
+		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
+	}
+	errc := make(chan error, len(servers)+1)
+	for _, s := range servers {
+		go func() { errc <- s.ActivateAndServe() }()
+	}
+	go loader.watch(ctx)
+	go r.sweepHolds(ctx)
+	ctl, err := listenControl(o.control)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	defer ctl.Close()
+	go (&controlServer{r: r, ln: ctl, logf: logf}).serve()
 	// Last: netns-setup finds the socket once netns-dns answers.
 	if err := os.MkdirAll(filepath.Dir(o.handover), 0o755); err != nil {
 		return fmt.Errorf("handover: %w", err)
@@ -94,20 +117,12 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	}
 	defer hl.Close()
 	go ins.serveHandovers(hl)
-	servers := []*dns.Server{
-		{Listener: newLimitListener(ln, maxConnsPerSource), Handler: r, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }},
-	}
-	errc := make(chan error, len(servers)+1)
-	for _, s := range servers {
-		go func() { errc <- s.ActivateAndServe() }()
-	}
-	go loader.watch(ctx)
 	go func() {
 		if err := readDrops(ctx, denials); err != nil {
 			logf("denial log of the firewall's drops: %v", err)
 		}
 	}()
-	logf("serving on %s (udp and tcp), policies from %s", o.listen, o.policyDir)
+	logf("serving on %s (udp and tcp), policies from %s, control on %s", o.listen, o.policyDir, o.control)
 	select {
 	case <-ctx.Done():
 		err = nil
@@ -278,4 +293,21 @@ func (h *hostAddrs) get() []netip.Prefix {
 	}
 	h.out = out
 	return out
+}
+
+// holdSweep is how often held queries are looked at for their end.
+const holdSweep = 100 * time.Millisecond
+
+// sweepHolds runs SweepHolds every holdSweep until ctx ends.
+func (r *Resolver) sweepHolds(ctx context.Context) {
+	t := time.NewTicker(holdSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.SweepHolds()
+		}
+	}
 }

@@ -43,6 +43,9 @@ type Config struct {
 	// HandoverSocket is where netns-dns takes the sockets of a namespace
 	// from netns-setup (package handover).
 	HandoverSocket string
+	// StateDir holds NAME.json, each namespace's "always" approvals
+	// (netns-dns's StateDirectory).
+	StateDir string
 }
 
 // Default returns the configuration of an installed system; sysconfdir is
@@ -66,6 +69,7 @@ func DefaultAt(sysconfdir, prefix string) Config {
 		PolicyDir:      "/run/netns-policy",
 		LogDir:         "/var/log/netns-dns",
 		HandoverSocket: "/run/netns-dns/handover.sock",
+		StateDir:       "/var/lib/netns-dns",
 	}
 }
 

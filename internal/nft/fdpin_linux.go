@@ -71,14 +71,43 @@ func (p *FdPinner) Close() error { return unix.Close(p.fd) }
 // which replaces the timeout of those already there). It returns only
 // once the kernel acknowledged every change, or with its error.
 func (p *FdPinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
-	var keys []netip.Addr
+	var keys [][]byte
 	for _, a := range addrs {
 		if a.Is4() {
-			keys = append(keys, a)
+			keys = append(keys, a.AsSlice())
 		}
 	}
+	return p.transaction(table, set, keys, timeout, true)
+}
+
+// PinFlows is Pinner.PinFlows over the socket.
+func (p *FdPinner) PinFlows(table, set string, flows []Flow, timeout time.Duration) error {
+	return p.transaction(table, set, flowKeys(flows), timeout, true)
+}
+
+// UnpinFlows is Pinner.UnpinFlows over the socket.
+func (p *FdPinner) UnpinFlows(table, set string, flows []Flow) error {
+	return p.transaction(table, set, flowKeys(flows), time.Second, false)
+}
+
+func flowKeys(flows []Flow) [][]byte {
+	var keys [][]byte
+	for _, el := range flowElements(flows, 0) {
+		keys = append(keys, el.Key)
+	}
+	return keys
+}
+
+// transaction adds keys to set of table with timeout and deletes them
+// (adding first makes the delete find each), and with again adds them
+// anew, in one batch.
+func (p *FdPinner) transaction(table, set string, keys [][]byte, timeout time.Duration, again bool) error {
 	if len(keys) == 0 {
 		return nil
+	}
+	ops := []uint16{unix.NFT_MSG_NEWSETELEM, unix.NFT_MSG_DELSETELEM}
+	if again {
+		ops = append(ops, unix.NFT_MSG_NEWSETELEM)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -86,14 +115,14 @@ func (p *FdPinner) Pin(table, set string, addrs []netip.Addr, timeout time.Durat
 	var b []byte
 	b = nlmsg(b, unix.NFNL_MSG_BATCH_BEGIN, unix.NLM_F_REQUEST, p.next(), unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES, nil)
 	acks := map[uint32]bool{}
-	for i, typ := range []uint16{unix.NFT_MSG_NEWSETELEM, unix.NFT_MSG_DELSETELEM, unix.NFT_MSG_NEWSETELEM} {
+	for _, typ := range ops {
 		seq := p.next()
 		acks[seq] = false
 		flags := uint16(unix.NLM_F_REQUEST | unix.NLM_F_ACK)
 		if typ == unix.NFT_MSG_NEWSETELEM {
 			flags |= unix.NLM_F_CREATE
 		}
-		b = nlmsg(b, unix.NFNL_SUBSYS_NFTABLES<<8|typ, flags, seq, unix.NFPROTO_INET, 0, setElems(table, set, keys, timeout, i != 1))
+		b = nlmsg(b, unix.NFNL_SUBSYS_NFTABLES<<8|typ, flags, seq, unix.NFPROTO_INET, 0, setElems(table, set, keys, timeout, typ == unix.NFT_MSG_NEWSETELEM))
 	}
 	b = nlmsg(b, unix.NFNL_MSG_BATCH_END, unix.NLM_F_REQUEST, p.next(), unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES, nil)
 	if err := unix.Sendto(p.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
@@ -164,10 +193,10 @@ func attr(typ uint16, data []byte) []byte {
 
 // setElems is the body of a NEWSETELEM or DELSETELEM of keys in set of
 // table (family inet), with timeout if withTimeout.
-func setElems(table, set string, keys []netip.Addr, timeout time.Duration, withTimeout bool) []byte {
+func setElems(table, set string, keys [][]byte, timeout time.Duration, withTimeout bool) []byte {
 	var els []byte
 	for _, k := range keys {
-		el := attr(unix.NLA_F_NESTED|unix.NFTA_SET_ELEM_KEY, attr(unix.NFTA_DATA_VALUE, k.AsSlice()))
+		el := attr(unix.NLA_F_NESTED|unix.NFTA_SET_ELEM_KEY, attr(unix.NFTA_DATA_VALUE, k))
 		if withTimeout {
 			ms := make([]byte, 8)
 			binary.BigEndian.PutUint64(ms, uint64(timeout.Milliseconds()))

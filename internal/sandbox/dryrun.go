@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 )
 
 // WriteDryRun writes the chain as a shell command, one argument per line,
@@ -32,6 +34,18 @@ func (l *Launch) WriteDryRun(w io.Writer, bwrapPath string, seccompLen int) erro
 	fmt.Fprintf(b, "# seccomp: %d instructions on fd %d (claude --sandbox-seccomp shows the policy)\n", seccompLen, SeccompFD)
 	fmt.Fprintf(b, "# bwrap reads the options between %s and -- from fd %d (--args); they are shown in place\n", quote(bwrapPath), ArgsFD)
 	fmt.Fprintf(b, "# binds are shown by path; the launcher opens each source without trusting names and binds it from the fd (--bind-fd, --ro-bind-fd from fd %d on)\n", SeccompFD+1)
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROData {
+			fmt.Fprintf(b, "# generated %s, read-only (--ro-bind-data from an fd):\n", quote(o.Dest))
+			for _, line := range strings.Split(strings.TrimSuffix(string(o.Data), "\n"), "\n") {
+				if line == "" {
+					fmt.Fprintln(b, "#")
+					continue
+				}
+				fmt.Fprintf(b, "#   %s\n", strings.ToValidUTF8(line, "?"))
+			}
+		}
+	}
 	var argv []string
 	argv = append(argv, l.SystemdRun...)
 	argv = append(argv, l.NetnsEnter...)

@@ -118,7 +118,7 @@ func TestNewNetnsDNSGetsSockets(t *testing.T) {
 	a := testutil.UniqueName("id", 9)
 	w.up(a)
 	w.stopDNS()
-	w.startDNS(0, 0)
+	w.startDNS()
 	if rcode, addrs := w.resolve(a, "allowed.test"); rcode != "SERVFAIL" || len(addrs) != 0 {
 		t.Errorf("allowed.test from a netns-dns without the sockets = %s %v, want SERVFAIL", rcode, addrs)
 	}
@@ -148,7 +148,7 @@ func TestNewNetnsDNSGetsSockets(t *testing.T) {
 	}
 	// And again after a restart while guard runs.
 	w.stopDNS()
-	w.startDNS(0, 0)
+	w.startDNS()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if rcode, addrs = w.resolve(a, "allowed.test"); rcode == "NOERROR" {
 			break
@@ -168,7 +168,7 @@ func TestNetnsDNSWithOnlyItsCapabilities(t *testing.T) {
 	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
 	w.stopDNS()
 	const nobody = 65534
-	for _, dir := range []string{w.logDir, filepath.Dir(w.handoverSocket())} {
+	for _, dir := range []string{w.logDir, w.stateDir, filepath.Dir(w.control), filepath.Dir(w.handoverSocket())} {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestNetnsDNSWithOnlyItsCapabilities(t *testing.T) {
 	w.dnsAs = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
 		"--inh-caps=-all,+net_admin,+net_bind_service", "--ambient-caps=-all,+net_admin,+net_bind_service",
 		"--bounding-set=-all,+net_admin,+net_bind_service", "--"}
-	w.startDNS(0, 0)
+	w.startDNS()
 	a := testutil.UniqueName("ie", 9)
 	w.up(a)
 	if got := w.mustResolve(a, "allowed.test"); strings.Join(got, " ") != allowedIP {

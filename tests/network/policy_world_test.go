@@ -122,7 +122,11 @@ type policyWorld struct {
 	presetDir string
 	udpSeen   chan string // what the UDP 443 and 853 listeners received
 	dnsPid    int         // netns-dns
-	dnsCmd    *exec.Cmd
+	stopDNS   func()
+	control   string // netns-dns's control socket
+	stateDir  string // netns-dns's state directory
+	pinFloor  time.Duration
+	nofile    int
 	// dnsAs, if set, runs netns-dns through it (setpriv, as the unit's
 	// dynamic user with only its capabilities).
 	dnsAs []string
@@ -178,27 +182,34 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		}()
 	}
 
-	w.startDNS(pinFloor, nofile)
+	// The control socket in a directory every user can traverse (the
+	// tests' other users connect to it), the state in one of the test's.
+	w.control = filepath.Join(w.dir, "control", "control.sock")
+	w.stateDir = filepath.Join(w.dir, "state")
+	if err := os.Mkdir(filepath.Dir(w.control), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.pinFloor, w.nofile = pinFloor, nofile
+	w.startDNS()
 	return w
 }
 
-// startDNS starts netns-dns in the world's host with pinFloor (0: its
-// default) and nofile open files at most (0: no limit of its own), and
-// waits until it listens; the test's end stops it.
-func (w *policyWorld) startDNS(pinFloor time.Duration, nofile int) {
+// startDNS starts netns-dns in the world's host; the test's end stops it.
+func (w *policyWorld) startDNS() {
 	t := w.t
 	t.Helper()
 	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
 		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir,
+		"--testonly-control=" + w.control, "--testonly-state-dir=" + w.stateDir,
 		"--testonly-handover-socket=" + w.handoverSocket()}
-	if pinFloor > 0 {
-		args = append(args, "--testonly-pin-floor="+pinFloor.String())
+	if w.pinFloor > 0 {
+		args = append(args, "--testonly-pin-floor="+w.pinFloor.String())
 	}
 	if len(w.dnsAs) > 0 {
 		args = append(append(append([]string{}, args[:2]...), w.dnsAs...), args[2:]...)
 	}
-	if nofile > 0 {
-		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "nsenter"}, args...)
+	if w.nofile > 0 {
+		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", w.nofile, w.nofile), "nsenter"}, args...)
 	} else {
 		args = append([]string{"nsenter"}, args...)
 	}
@@ -209,7 +220,6 @@ func (w *policyWorld) startDNS(pinFloor time.Duration, nofile int) {
 		t.Fatal(err)
 	}
 	w.dnsPid = cmd.Process.Pid // prlimit and nsenter exec it: no fork for a network namespace
-	w.dnsCmd = cmd
 	// netns-dns listens for the namespaces' sockets last: once it does, it
 	// answers, and up hands them over.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -218,23 +228,20 @@ func (w *policyWorld) startDNS(pinFloor time.Duration, nofile int) {
 			break
 		}
 	}
-	t.Cleanup(func() {
-		if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
-			cmd.Process.Signal(syscall.SIGQUIT)
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("netns-dns:\n%s", stderr.String())
-		}
-	})
-}
-
-// stopDNS stops netns-dns and waits until it is gone.
-func (w *policyWorld) stopDNS() {
-	w.t.Helper()
-	w.dnsCmd.Process.Signal(syscall.SIGTERM)
-	w.dnsCmd.Wait()
+	var once sync.Once
+	w.stopDNS = func() {
+		once.Do(func() {
+			if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
+				cmd.Process.Signal(syscall.SIGQUIT)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("netns-dns:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Cleanup(w.stopDNS)
 }
 
 // writeNsConf writes netns-firewall.d/NAME.conf.

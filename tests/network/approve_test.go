@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -404,5 +405,41 @@ func TestThousandHeldQueries(t *testing.T) {
 		t.Fatalf("netns-dns holding %d queries: RSS %d KiB, want under 64 MiB", held, kib)
 	} else {
 		t.Logf("netns-dns holding %d queries: RSS %d KiB", held, kib)
+	}
+}
+
+// TestApprovedFlowInside: an approved name's flow is pinned in the table
+// inside the namespace too, so it holds with the host's tables gone (and
+// nothing else opens); a revoke takes it out there as well.
+func TestApprovedFlowInside(t *testing.T) {
+	w := newPolicyWorld(t, approveConf, 0)
+	a := ownedNamespace(4321)
+	w.up(a)
+	w.setForward("1")
+	ip(t, "-n", w.inet, "route", "add", "10.10.0.0/16", "via", inetHost)
+	c := w.dialControl()
+	defer c.Close()
+	if _, err := c.Do(netctl.Request{Op: netctl.OpAllow, Namespace: a, Name: "evil.test", Scope: netctl.ScopeAlways}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.mustResolve(a, "evil.test"); strings.Join(got, " ") != evilIP {
+		t.Fatalf("evil.test after the approval = %v, want %s", got, evilIP)
+	}
+	flow := evilIP + " . tcp . 80"
+	if set := testutil.InNetns(t, a, "nft", "list", "set", "inet", nft.InsideTable, nft.ApprovedSet); !strings.Contains(set, flow) {
+		t.Fatalf("the approved set inside %s lacks %s:\n%s", a, flow, set)
+	}
+	testutil.InNetns(t, w.host, "nft", "flush", "ruleset")
+	if got := dial(t, a, "tcp4", evilIP+":80"); got != "ok" {
+		t.Errorf("approved %s:80 without the host's tables: %s, want ok", evilIP, got)
+	}
+	if got := dial(t, a, "tcp4", allowedIP+":80"); got != "no route to host" {
+		t.Errorf("unpinned %s:80 without the host's tables: %s, want no route to host", allowedIP, got)
+	}
+	if _, err := c.Do(netctl.Request{Op: netctl.OpRevoke, Namespace: a, Name: "evil.test"}); err != nil {
+		t.Fatal(err)
+	}
+	if set := testutil.InNetns(t, a, "nft", "list", "set", "inet", nft.InsideTable, nft.ApprovedSet); strings.Contains(set, flow) {
+		t.Errorf("the approved set inside %s still holds %s after the revoke:\n%s", a, flow, set)
 	}
 }

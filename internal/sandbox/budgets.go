@@ -18,6 +18,12 @@ var scopeDefaults = map[string]string{
 	sandboxcfg.LimitTasks:  "TasksMax=2048",
 }
 
+// DefaultTmpSize is the size of the sandbox's /tmp, a tmpfs, when neither
+// the config nor the admin's ceiling gives one; a memory limit smaller
+// than twice that halves it, so that a full /tmp leaves the sandbox
+// memory to run in.
+const DefaultTmpSize = 2 << 30
+
 // scopeProperty names the systemd property of each kind the scope carries.
 var scopeProperty = map[string]string{
 	sandboxcfg.LimitMemory: "MemoryMax",
@@ -77,8 +83,10 @@ var controllerOf = map[string]string{
 // request above the ceiling refuses the start. Memory, tasks and CPU
 // become properties of the scope when the user manager has the cgroup
 // controller that enforces them; a limit that nothing would enforce
-// refuses the start unless the config says `budget optional`. The tmp
-// limit makes /tmp a tmpfs of that size instead of the private directory.
+// refuses the start unless the config says `budget optional`. /tmp is a
+// tmpfs of the tmp limit's size (DefaultTmpSize, or half a smaller memory
+// limit, by default), unless CLAUDE_SBX_TMP names a directory and no
+// limit tmp holds.
 func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 	// Why a scope property would not hold, "" when it would.
 	unenforced := map[string]string{}
@@ -104,6 +112,7 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 	}
 	var props, shown, unheld []string
 	unheldLine, why := 0, ""
+	var memory uint64 // the memory limit in bytes, 0 if none
 	for _, kind := range sandboxcfg.LimitKinds {
 		req, asked := l.budget.limits[kind]
 		ceil, capped := s.Ceiling[kind]
@@ -119,13 +128,22 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		case capped:
 			value, from = ceil, s.CeilingName
 		}
+		if kind == sandboxcfg.LimitMemory {
+			memory = value
+		}
 		if kind == sandboxcfg.LimitTmp {
-			if value == 0 {
-				shown = append(shown, "tmp: the private directory "+quote(s.Tmp)+", bounded by its file system (default)")
+			if value == 0 && s.Tmp != "" {
+				shown = append(shown, "tmp: the directory "+quote(s.Tmp)+" (CLAUDE_SBX_TMP), bounded only by its file system")
 				continue
 			}
+			if value == 0 {
+				value, from = DefaultTmpSize, "default"
+				if memory != 0 && memory < 2*value {
+					value, from = memory/2, "default: half the memory limit"
+				}
+			}
 			if !l.sizeTmp(s, value) {
-				return fmt.Errorf("limit tmp: the plan has no private /tmp to replace")
+				return fmt.Errorf("limit tmp: the plan has no /tmp to size")
 			}
 			shown = append(shown, fmt.Sprintf("tmp: a tmpfs of %s (%s)", sandboxcfg.FormatLimit(kind, value), from))
 			continue
@@ -201,12 +219,13 @@ func withProperties(cmd, props []string) []string {
 	return append(out, "--")
 }
 
-// sizeTmp replaces the bind of the private /tmp (mounts.go) with a tmpfs
-// of size bytes, in its place among the mounts. Its pages are charged to
-// the scope's memory.
+// sizeTmp gives the tmpfs at /tmp (mounts.go) its size in bytes, or
+// replaces the bind of the directory CLAUDE_SBX_TMP names with such a
+// tmpfs, in its place among the mounts. Its pages are charged to the
+// scope's memory.
 func (l *Launch) sizeTmp(s Spec, size uint64) bool {
 	for i, o := range l.Plan.Ops {
-		if o.Kind == bwrap.Bind && o.Src == s.Tmp && o.Dest == "/tmp" {
+		if o.Dest == "/tmp" && (o.Kind == bwrap.Tmpfs || o.Kind == bwrap.Bind && o.Src == s.Tmp) {
 			l.Plan.Ops[i] = bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/tmp", Size: size}
 			return true
 		}

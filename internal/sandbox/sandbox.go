@@ -46,10 +46,12 @@ type Spec struct {
 	Home string
 	// Pwd is the physical working directory ("" if unknown).
 	Pwd string
-	// SandboxHome and Tmp are the host directories bound at Home and /tmp.
-	// SandboxHome is the home every project shares (`home shared`).
+	// SandboxHome is the host directory bound at Home that every project
+	// shares (`home shared`).
 	SandboxHome string
-	Tmp         string
+	// Tmp is the host directory bound at /tmp (CLAUDE_SBX_TMP); "" makes
+	// /tmp a tmpfs of the budget's size.
+	Tmp string
 	// Homes holds a sandbox home per project, the shared login and the
 	// common settings (home.go); "" shares SandboxHome in every project.
 	Homes string

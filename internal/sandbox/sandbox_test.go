@@ -225,8 +225,7 @@ var baseEnv = []string{
 func baseSpec() Spec {
 	return Spec{
 		UID: 1000, User: "u", Home: "/home/u", Pwd: "/home/u/projects/p",
-		SandboxHome: "/home/u/.claude-home", Tmp: "/tmp/claude-private-1000",
-		BinDir: "/opt/claude/bin", Netns: "agents", NetnsEnter: "/usr/local/bin/netns-enter",
+		SandboxHome: "/home/u/.claude-home", BinDir: "/opt/claude/bin", Netns: "agents", NetnsEnter: "/usr/local/bin/netns-enter",
 		Environ: baseEnv, Args: []string{"-p", "hello world", "", "it's"},
 		ConfigName: "~/.claude-sandbox-init",
 	}
@@ -447,13 +446,13 @@ func TestBuildErrors(t *testing.T) {
 			func(h *fakeHost) { h.files["/home/u/projects/p/.git"] = "/home/u/.ssh" },
 			"rw $PWD\nro-try $PWD/.git", false,
 			"~/.claude-sandbox-init:2: ro-try: /home/u/projects/p/.git is a symlink in /home/u/projects/p, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
-		{"planted link in the private tmp",
+		{"planted link in the private tmp of earlier launchers",
 			func(h *fakeHost) {
 				h.files["/tmp/claude-private-1000"] = "d"
 				h.files["/tmp/claude-private-1000/x"] = "/home/u"
 			},
-			"dir /tmp/x/y", false,
-			"~/.claude-sandbox-init:1: dir: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+			"ro /tmp/claude-private-1000/x/.ssh /s", false,
+			"~/.claude-sandbox-init:1: ro: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		// Conditions the agent could decide by creating or removing a
 		// file where it can write.
 		{"exists in a rw project", nil,

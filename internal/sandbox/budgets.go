@@ -111,6 +111,13 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		}
 	}
 	var props, shown, unheld []string
+	if systemd {
+		// An OOM kill of one of the sandbox's processes ends them all
+		// (memory.oom.group), and nothing outside the scope: systemd.scope(5)
+		// has OOMPolicy since systemd 252 (Debian 12).
+		props = append(props, "OOMPolicy=kill")
+		shown = append(shown, "oom: the OOM killer ends all of the sandbox's processes at once, none outside it (OOMPolicy=kill)")
+	}
 	unheldLine, why := 0, ""
 	var memory uint64 // the memory limit in bytes, 0 if none
 	for _, kind := range sandboxcfg.LimitKinds {

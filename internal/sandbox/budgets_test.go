@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"path"
+	"slices"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
@@ -99,5 +100,24 @@ func TestBudgetRefused(t *testing.T) {
 				t.Fatalf("Build = %T, a config line error: %v, want %v", err, !tt.line, tt.line)
 			}
 		})
+	}
+}
+
+// TestScopeOOMPolicy: every scope asks systemd to end all of the
+// sandbox's processes when the OOM killer takes one of them, whatever
+// the config says, and nothing outside the scope.
+func TestScopeOOMPolicy(t *testing.T) {
+	for _, ctrl := range []string{allControllers, "-"} {
+		h := debianHost()
+		userManager(h, ctrl)
+		s := baseSpec()
+		s.Config = parseConfig(t, s, "budget optional")
+		l, err := Build(h, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.Index(l.SystemdRun, "OOMPolicy=kill"); i < 1 || l.SystemdRun[i-1] != "-p" || l.SystemdRun[len(l.SystemdRun)-1] != "--" {
+			t.Errorf("controllers %q: SystemdRun = %q, want -p OOMPolicy=kill before --", ctrl, l.SystemdRun)
+		}
 	}
 }

@@ -84,8 +84,8 @@ func TestBudgetsEndToEnd(t *testing.T) {
 	}
 
 	t.Run("agent.slice", func(t *testing.T) {
-		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "TasksMax", "-p", "CPUWeight", "-p", "IOWeight", "-p", "FragmentPath", "agent.slice")
-		for _, want := range []string{"TasksMax=4096\n", "CPUWeight=50\n", "IOWeight=50\n", "FragmentPath=/usr/local/lib/systemd/user/agent.slice\n"} {
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "TasksMax", "-p", "CPUWeight", "-p", "IOWeight", "-p", "ManagedOOMMemoryPressure", "-p", "FragmentPath", "agent.slice")
+		for _, want := range []string{"TasksMax=4096\n", "CPUWeight=50\n", "IOWeight=50\n", "ManagedOOMMemoryPressure=kill\n", "FragmentPath=/usr/local/lib/systemd/user/agent.slice\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("systemctl --user show agent.slice:\n%swant %q", out, want)
 			}
@@ -112,10 +112,11 @@ func TestBudgetsEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("limits are the scope's properties", func(t *testing.T) {
-		requireEnforced(t)
-		setConfig(t, "limit memory 256M\nlimit tasks 64\nif exists /etc\n  limit cpu 50%\nend\n")
-		const marker = "1618.03"
+	// scopeOf starts a sandbox that sleeps under config and returns the
+	// name of its scope; the sandbox ends with the test.
+	scopeOf := func(t *testing.T, config, marker string) string {
+		t.Helper()
+		setConfig(t, config)
 		cmd, err := m.CommandAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "exec sleep "+marker)
 		if err != nil {
 			t.Fatal(err)
@@ -125,10 +126,10 @@ func TestBudgetsEndToEnd(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
+		t.Cleanup(func() {
 			m.Run(ctx, "pkill", "-u", u.Name, "-x", "-f", "sleep "+marker)
 			cmd.Wait()
-		}()
+		})
 		var pid string
 		for deadline := time.Now().Add(20 * time.Second); pid == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if cmd.ProcessState != nil {
@@ -141,10 +142,27 @@ func TestBudgetsEndToEnd(t *testing.T) {
 			t.Fatalf("sandboxed sleep: pids %q (stderr %q)", pid, stderr.String())
 		}
 		scope := filepath.Base(unified(m.MustRun(t, "cat", "/proc/"+pid+"/cgroup")))
-		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "MemoryMax", "-p", "TasksMax", "-p", "CPUQuotaPerSecUSec", "-p", "Slice", scope)
+		if !strings.HasSuffix(scope, ".scope") {
+			t.Fatalf("sandboxed sleep %s is in %q, not in a scope", pid, scope)
+		}
+		return scope
+	}
+
+	t.Run("an OOM kill ends the whole scope", func(t *testing.T) {
+		scope := scopeOf(t, "budget optional\n", "1414.21")
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "OOMPolicy", "-p", "Slice", scope)
+		if want := "OOMPolicy=kill\nSlice=agent.slice\n"; out != want {
+			t.Errorf("systemctl --user show %s = %q, want %q", scope, out, want)
+		}
+	})
+
+	t.Run("limits are the scope's properties", func(t *testing.T) {
+		requireEnforced(t)
+		scope := scopeOf(t, "limit memory 256M\nlimit tasks 64\nif exists /etc\n  limit cpu 50%\nend\n", "1618.03")
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "MemoryMax", "-p", "TasksMax", "-p", "CPUQuotaPerSecUSec", "-p", "OOMPolicy", "-p", "Slice", scope)
 		got := strings.Fields(out)
 		slices.Sort(got)
-		want := []string{"CPUQuotaPerSecUSec=500ms", "MemoryMax=268435456", "Slice=agent.slice", "TasksMax=64"}
+		want := []string{"CPUQuotaPerSecUSec=500ms", "MemoryMax=268435456", "OOMPolicy=kill", "Slice=agent.slice", "TasksMax=64"}
 		if !slices.Equal(got, want) {
 			t.Errorf("systemctl --user show %s:\n%swant %q", scope, out, want)
 		}

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -31,9 +33,14 @@ var scopeProperty = map[string]string{
 	sandboxcfg.LimitCPU:    "CPUQuota",
 }
 
-// NoBudgetNotice is what the launcher says when no user manager can hold
-// the sandbox's budget; the doctor says the same.
-const NoBudgetNotice = "budget: none: no systemd user manager answers, so the sandbox runs without limits on memory, processes and CPU; to have them, start claude in a login session with a user manager (systemctl --user status; loginctl enable-linger for ssh without a session)"
+// NoBudgetNotice is what the launcher says when neither a user manager nor
+// a delegated cgroup can hold the sandbox's budget; the doctor says the
+// same.
+const NoBudgetNotice = "budget: none: no systemd user manager answers and no cgroup v2 subtree is delegated to you, so the sandbox runs without limits on memory, processes and CPU; to have them, start claude in a login session with a user manager (systemctl --user status; loginctl enable-linger for ssh without a session), or have a cgroup v2 subtree delegated to you (docs/launcher.md, Budgets)"
+
+// cgroupDefaultTasks is the default of pids.max in a delegated cgroup, as
+// scopeDefaults' TasksMax is in a scope.
+const cgroupDefaultTasks = 2048
 
 // limitLine is a limit directive that holds now.
 type limitLine struct {
@@ -90,9 +97,19 @@ var controllerOf = map[string]string{
 func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 	// Why a scope property would not hold, "" when it would.
 	unenforced := map[string]string{}
+	// Without a user manager, a cgroup v2 subtree delegated to the user
+	// holds the budget: the sandbox runs in a child of it (l.Cgroup).
+	delegated := !systemd && s.Cgroup.Dir != ""
 	if !systemd {
-		for k := range controllerOf {
-			unenforced[k] = "no systemd user manager answers"
+		for k, c := range controllerOf {
+			switch {
+			case !delegated && s.Cgroup.Why != "":
+				unenforced[k] = "no systemd user manager answers and " + s.Cgroup.Why
+			case !delegated:
+				unenforced[k] = "no systemd user manager answers"
+			case !s.Cgroup.Has(c):
+				unenforced[k] = fmt.Sprintf("no systemd user manager answers, and the cgroup delegated to you has no %s controller for its children (%s)", c, path.Join(cgroup.Root, s.Cgroup.Dir, "cgroup.subtree_control"))
+			}
 		}
 	} else {
 		file := UserControllers(s.UID)
@@ -120,6 +137,8 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 	}
 	unheldLine, why := 0, ""
 	var memory uint64 // the memory limit in bytes, 0 if none
+	// The delegated cgroup's limits, by kind.
+	own := map[string]uint64{}
 	for _, kind := range sandboxcfg.LimitKinds {
 		req, asked := l.budget.limits[kind]
 		ceil, capped := s.Ceiling[kind]
@@ -169,9 +188,21 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 			} else if systemd {
 				shown = append(shown, fmt.Sprintf("%s: no limit: %s", kind, unenforced[kind]))
 			}
+		case value != 0 && delegated:
+			own[kind] = value
+			shown = append(shown, fmt.Sprintf("%s %s (%s)", kind, sandboxcfg.FormatLimit(kind, value), from))
 		case value != 0:
 			props = append(props, fmt.Sprintf("%s=%s", scopeProperty[kind], systemdValue(kind, value)))
 			shown = append(shown, fmt.Sprintf("%s %s (%s)", kind, sandboxcfg.FormatLimit(kind, value), from))
+		case delegated && kind == sandboxcfg.LimitTasks:
+			own[kind] = cgroupDefaultTasks
+			shown = append(shown, fmt.Sprintf("tasks %d (default)", cgroupDefaultTasks))
+		case delegated && kind == sandboxcfg.LimitMemory && s.MemTotal != 0:
+			own[kind] = s.MemTotal / 2
+			memory = own[kind]
+			shown = append(shown, fmt.Sprintf("memory %s: half the machine's (default)", sandboxcfg.FormatLimit(kind, own[kind])))
+		case delegated:
+			shown = append(shown, kind+": no limit of its own (default)")
 		case scopeDefaults[kind] != "":
 			props = append(props, scopeDefaults[kind])
 			shown = append(shown, fmt.Sprintf("%s %s of the machine (default)", kind, strings.SplitN(scopeDefaults[kind], "=", 2)[1]))
@@ -186,7 +217,12 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		return &sandboxcfg.Error{Name: s.ConfigName, Line: unheldLine, Msg: fmt.Sprintf(
 			"limit %s: %s, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", strings.Join(unheld, ", "), why)}
 	}
-	if !systemd {
+	if delegated {
+		p := cgroup.NewPlan(s.Cgroup, own[sandboxcfg.LimitMemory], own[sandboxcfg.LimitTasks], own[sandboxcfg.LimitCPU])
+		l.Cgroup = &p
+		l.Notes = append(l.Notes, "budget: no systemd user manager: the sandbox runs in a cgroup of its own, made below "+quote(p.Parent)+" (delegated to you) and removed when it ends")
+	}
+	if !systemd && !delegated {
 		l.notice(NoBudgetNotice)
 	} else {
 		for _, k := range sandboxcfg.LimitKinds {

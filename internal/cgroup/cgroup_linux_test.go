@@ -4,9 +4,15 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
 // TestDirFSFind: Find reads a hierarchy on disk through DirFS (a fake
@@ -63,5 +69,65 @@ func TestMakeLeavesNothingOnError(t *testing.T) {
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Remove left %s: %v", dir, err)
+	}
+}
+
+// cgroup2Mount returns where a cgroup v2 hierarchy is mounted
+// (/proc/self/mountinfo) and this process's cgroup in it.
+func cgroup2Mount(t *testing.T) (mount, self string) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if i := slices.Index(f, "-"); i > 4 && i+1 < len(f) && f[i+1] == "cgroup2" && f[3] == "/" {
+			mount = f[4]
+			break
+		}
+	}
+	if mount == "" {
+		testutil.Missing(t, "no cgroup v2 hierarchy mounted (/proc/self/mountinfo)")
+	}
+	b, err = os.ReadFile(ProcSelf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err = Self(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mount, self
+}
+
+// TestMakeStartsTheChildInIt: on the kernel's cgroup v2 hierarchy, a
+// process started with the group's fd (clone3's CLONE_INTO_CGROUP) is in
+// the group before it execs, and the group goes when it is empty. Limits
+// are not written: the hierarchy of a cgroup v1 host (its unified one)
+// has no controllers; the cgroup2 suite (tests/systemd) tests them.
+func TestMakeStartsTheChildInIt(t *testing.T) {
+	testutil.RequireRoot(t)
+	mount, self := cgroup2Mount(t)
+	g, err := Make(Plan{Parent: filepath.Join(mount, self)}, Name(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	cmd := exec.Command("/bin/cat", ProcSelf)
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: g.FD()}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cat %s in the group: %v", ProcSelf, err)
+	}
+	got, err := Self(out)
+	if want := path.Join(self, Name(os.Getpid())); err != nil || got != want {
+		t.Errorf("the child's cgroup = %q, %v; want %q", got, err, want)
+	}
+	if err := g.Remove(); err != nil {
+		t.Errorf("Remove of the emptied group: %v", err)
+	}
+	if _, err := os.Lstat(g.Path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Remove left %s: %v", g.Path, err)
 	}
 }

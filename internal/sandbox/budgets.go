@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
@@ -94,7 +95,7 @@ var controllerOf = map[string]string{
 // tmpfs of the tmp limit's size (DefaultTmpSize, or half a smaller memory
 // limit, by default), unless CLAUDE_SBX_TMP names a directory and no
 // limit tmp holds.
-func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
+func (l *Launch) budgets(h Host, s Spec, systemd bool, systemdVersion int) error {
 	// Why a scope property would not hold, "" when it would.
 	unenforced := map[string]string{}
 	// Without a user manager, a cgroup v2 subtree delegated to the user
@@ -128,12 +129,15 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		}
 	}
 	var props, shown, unheld []string
-	if systemd {
+	switch {
+	case systemd && systemdVersion >= oomPolicyScopes:
 		// An OOM kill of one of the sandbox's processes ends them all
-		// (memory.oom.group), and nothing outside the scope: systemd.scope(5)
-		// has OOMPolicy since systemd 252 (Debian 12).
+		// (memory.oom.group), and nothing outside the scope.
 		props = append(props, "OOMPolicy=kill")
 		shown = append(shown, "oom: the OOM killer ends all of the sandbox's processes at once, none outside it (OOMPolicy=kill)")
+	case systemd:
+		// An older manager refuses the property, and the scope with it.
+		shown = append(shown, fmt.Sprintf("oom: an OOM kill ends the process it picks only: OOMPolicy needs systemd %d or later for a scope (found: %s)", oomPolicyScopes, versionName(systemdVersion)))
 	}
 	unheldLine, why := 0, ""
 	var memory uint64 // the memory limit in bytes, 0 if none
@@ -240,6 +244,17 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		l.Notes = append(l.Notes, "budget: the scope's limits hold within agent.slice's, which every sandbox shares (systemctl --user show agent.slice)")
 	}
 	return nil
+}
+
+// oomPolicyScopes is the first systemd whose scopes take OOMPolicy
+// (NEWS of 252: "scope units now also provide oom-kill status").
+const oomPolicyScopes = 252
+
+func versionName(v int) string {
+	if v == 0 {
+		return "no libsystemd-shared"
+	}
+	return "systemd " + strconv.Itoa(v)
 }
 
 // systemdValue writes a value as systemd-run -p takes it.

@@ -132,19 +132,40 @@ func TestBudgetRefused(t *testing.T) {
 
 // TestScopeOOMPolicy: every scope asks systemd to end all of the
 // sandbox's processes when the OOM killer takes one of them, whatever
-// the config says, and nothing outside the scope.
+// the config says; a systemd before 252, whose scopes refuse the property
+// (and the start with it), is not asked.
 func TestScopeOOMPolicy(t *testing.T) {
-	for _, ctrl := range []string{allControllers, "-"} {
-		h := debianHost()
-		userManager(h, ctrl)
-		s := baseSpec()
-		s.Config = parseConfig(t, s, "budget optional")
-		l, err := Build(h, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i := slices.Index(l.SystemdRun, "OOMPolicy=kill"); i < 1 || l.SystemdRun[i-1] != "-p" || l.SystemdRun[len(l.SystemdRun)-1] != "--" {
-			t.Errorf("controllers %q: SystemdRun = %q, want -p OOMPolicy=kill before --", ctrl, l.SystemdRun)
-		}
+	const debian = "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"
+	tests := []struct {
+		name, ctrl string
+		lib        string // the library in place of Debian 12's
+		want       bool
+	}{
+		{"cgroup v2", allControllers, debian, true},
+		{"cgroup v1", "-", debian, true},
+		{"arch", allControllers, "/usr/lib/systemd/libsystemd-shared-256.7-1-arch.so", true},
+		{"ubuntu 22.04", allControllers, "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-249.so", false},
+		{"unknown", allControllers, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			delete(h.files, debian)
+			if tt.lib != "" {
+				h.files[path.Dir(tt.lib)] = "d"
+				h.files[tt.lib] = "f"
+			}
+			userManager(h, tt.ctrl)
+			s := baseSpec()
+			s.Config = parseConfig(t, s, "budget optional")
+			l, err := Build(h, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.Index(l.SystemdRun, "OOMPolicy=kill")
+			if got := i > 0 && l.SystemdRun[i-1] == "-p"; got != tt.want || l.SystemdRun[len(l.SystemdRun)-1] != "--" {
+				t.Errorf("SystemdRun = %q, want -p OOMPolicy=kill before --: %v", l.SystemdRun, tt.want)
+			}
+		})
 	}
 }

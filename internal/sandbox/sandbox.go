@@ -197,7 +197,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		return nil, err
 	}
 	// The budget: the scope's limits, the size of /tmp (budgets.go).
-	if err := l.budgets(h, s, net.systemd); err != nil {
+	if err := l.budgets(h, s, net.systemd, net.systemdVersion); err != nil {
 		return nil, err
 	}
 	// The working directory and the git repositories the sandbox can

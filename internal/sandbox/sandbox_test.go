@@ -197,12 +197,14 @@ func debianHost() *fakeHost {
 		"/etc", "/etc/ld.so.conf.d", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
 		"/opt", "/opt/claude", "/opt/claude/bin", "/home", "/home/u", "/home/u/.claude-home", "/home/u/.opam",
 		"/home/u/projects", "/home/u/projects/p", "/home/u/other", "/tmp", "/run", "/run/user", "/run/user/1000",
-		"/var", "/var/lib", "/usr/share/zoneinfo", "/dev", "/usr/local", "/usr/local/bin"} {
+		"/var", "/var/lib", "/usr/share/zoneinfo", "/dev", "/usr/local", "/usr/local/bin",
+		"/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu/systemd"} {
 		h.files[d] = "d"
 	}
 	for _, f := range []string{"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf",
 		"/etc/hosts", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/os-release", "/etc/machine-id", "/usr/share/zoneinfo/UTC",
-		"/opt/claude/bin/claude.2.1.0", "/usr/bin/bash", "/usr/bin/systemd-run", "/usr/local/bin/fish", "/dev/kvm"} {
+		"/opt/claude/bin/claude.2.1.0", "/usr/bin/bash", "/usr/bin/systemd-run", "/usr/local/bin/fish", "/dev/kvm",
+		"/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"} {
 		h.files[f] = "f"
 	}
 	h.files["/opt/claude/bin/claude"] = "claude.2.1.0"

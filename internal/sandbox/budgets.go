@@ -189,7 +189,7 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool, systemdVersion int) error
 					unheldLine = req.line
 				}
 				shown = append(shown, fmt.Sprintf("%s %s (%s): not enforced: %s", kind, sandboxcfg.FormatLimit(kind, value), from, unenforced[kind]))
-			} else if systemd {
+			} else if systemd || delegated {
 				shown = append(shown, fmt.Sprintf("%s: no limit: %s", kind, unenforced[kind]))
 			}
 		case value != 0 && delegated:

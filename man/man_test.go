@@ -39,6 +39,7 @@ var pages = []page{
 	{"netns-setup.8", []string{"applets/netns-setup", "internal/netcfg", "internal/netpolicy", "internal/nft", "internal/nsname"}},
 	{"netns-dns.8", []string{"applets/netns-dns"}},
 	{"claude-sandbox-doctor.8", []string{"applets/doctor", "internal/bwrap", "internal/nsname", "internal/bindir"}},
+	{"claude-sandbox-net.1", []string{"applets/net", "internal/netctl", "internal/nsname"}},
 }
 
 func root(t *testing.T) string { return testutil.ModuleRoot(t) }
@@ -317,6 +318,7 @@ func TestOptionsDocumented(t *testing.T) {
 			caseStrings(t, "internal/sandboxcfg/sandboxcfg.go", "Parse")...),
 		"netns-firewall.conf.5": caseStrings(t, "internal/netpolicy/config.go", ""),
 		"netns-dns.8":           kongFlags(t, "applets/netns-dns/netnsdns.go", "flags"),
+		"claude-sandbox-net.1":  netFlags(t),
 	}
 	for file, names := range want {
 		words := boldWords(read(t, file))
@@ -336,6 +338,7 @@ func TestOptionsDocumented(t *testing.T) {
 		"netns-dns.8":           {"--testonly-listen", "--testonly-pin-floor", "-h"},
 		"claude-sandbox-init.5": {"ro-try", "seccomp-allow", "pwd-under", "if", "end"},
 		"netns-firewall.conf.5": {"allow", "resolver"},
+		"claude-sandbox-net.1":  {"denials", "watch", "--since", "--session", "--port", "--namespace", "-h"},
 	} {
 		for _, m := range must {
 			if !slices.Contains(want[file], m) {
@@ -343,6 +346,16 @@ func TestOptionsDocumented(t *testing.T) {
 			}
 		}
 	}
+}
+
+// netFlags are the commands of claude-sandbox net and the options of each.
+func netFlags(t *testing.T) []string {
+	out := kongFlags(t, "applets/net/net.go", "flags")
+	out = slices.DeleteFunc(out, func(s string) bool { return s != "--help" && s != "-h" }) // the others are commands
+	for _, typ := range []string{"denialsCmd", "allowCmd", "revokeCmd", "listCmd", "watchCmd"} {
+		out = append(out, kongFlags(t, "applets/net/net.go", typ)...)
+	}
+	return append(out, caseStrings(t, "applets/net/net.go", "run")...)
 }
 
 // TestExitStatusFromCode: netns-enter's exit codes, the contract the doctor

@@ -3,20 +3,31 @@
 package claude_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil/fakeapi"
@@ -112,12 +123,30 @@ func netnsLauncher(t *testing.T, prefix, sysconfdir string) string {
 	return multi
 }
 
-// TestE2EAgentLoopNetns: in a namespace with an allowlist, the agent
-// reaches its API under the allowed name, and a Bash tool call that
-// fetches an unlisted name (or the address behind it), and a WebFetch of
-// another, fail in the tool results and show in netns-setup denials.
-func TestE2EAgentLoopNetns(t *testing.T) {
-	s := loopSandbox(t)
+// loopWorld is the world of the agent loop's network tests.
+type loopWorld struct {
+	m, name                    string // the test's marker, the sandbox's namespace
+	apiName, evilName, webName string
+	multi                      string // the launcher's multicall binary
+	host, inet                 string // the world's namespaces
+	auth                       *loopAuth
+	nsInode                    string // "net:[INODE]" of /run/netns/NAME
+	dnsPid                     int    // netns-dns
+	// setup runs netns-setup in the host with the test's files.
+	setup func(args ...string) testutil.Result
+}
+
+// newLoopWorld builds the world for s: a fresh namespace with the policy
+// "policy allowlist" and the API's domain line.
+func newLoopWorld(t *testing.T, s *testutil.Sandbox) *loopWorld {
+	return newLoopWorldIn(t, s, "", "", nil)
+}
+
+// newLoopWorldIn is newLoopWorld with the namespace name ("" a fresh
+// one), the lines of extra added to the policy (WEB stands for the web
+// name), and netns-dns run through the command wrap (nil: none).
+func newLoopWorldIn(t *testing.T, s *testutil.Sandbox, name, extra string, wrap []string) *loopWorld {
+	t.Helper()
 	for _, c := range []string{"ip", "nsenter", "curl"} {
 		testutil.RequireCommand(t, c)
 	}
@@ -140,13 +169,15 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	if err := os.Symlink(multi, link); err != nil {
 		t.Fatal(err)
 	}
-	name := testutil.UniqueName("al", 12)
+	if name == "" {
+		name = testutil.UniqueName("al", 12)
+	}
 	if err := os.WriteFile(filepath.Join(sysconf, "netns-enter"), []byte(name+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The policy: an allowlist whose one name is the API's, on its port.
 	firewall := filepath.Join(sysconf, "netns-firewall.conf")
-	if err := os.WriteFile(firewall, []byte("policy allowlist\ndomain "+apiName+" tcp "+fmt.Sprint(loopAPI)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(firewall, []byte("policy allowlist\ndomain "+apiName+" tcp "+fmt.Sprint(loopAPI)+"\n"+strings.ReplaceAll(extra, "WEB", webName)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -209,8 +240,9 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 			"--testonly-log-dir=" + logDir, "--testonly-preset-dir=" + filepath.Join(dir, "presets")}, args...)
 		return testutil.RunCommand(t, exec.Command("nsenter", full...))
 	}
-	dnsCmd := exec.Command("nsenter", "--net="+nsname.Path(host), "--", multi, "netns-dns",
+	dnsArgs := append(append([]string{"--net=" + nsname.Path(host), "--"}, wrap...), multi, "netns-dns",
 		"--testonly-listen="+loopBridge+":53", "--testonly-policy-dir="+policyDir, "--testonly-log-dir="+logDir)
+	dnsCmd := exec.Command("nsenter", dnsArgs...)
 	var dnsErr strings.Builder
 	dnsCmd.Stderr = &dnsErr
 	if err := dnsCmd.Start(); err != nil {
@@ -249,6 +281,19 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 		}
 		return fmt.Sprintf("net:[%d]", st.Ino)
 	}()
+	return &loopWorld{m: m, name: name, apiName: apiName, evilName: evilName, webName: webName,
+		multi: multi, host: host, inet: inet, auth: auth, nsInode: nsInode, setup: setup, dnsPid: dnsCmd.Process.Pid}
+}
+
+// TestE2EAgentLoopNetns: in a namespace with an allowlist, the agent
+// reaches its API under the allowed name, and a Bash tool call that
+// fetches an unlisted name (or the address behind it), and a WebFetch of
+// another, fail in the tool results and show in netns-setup denials.
+func TestE2EAgentLoopNetns(t *testing.T) {
+	s := loopSandbox(t)
+	wd := newLoopWorld(t, s)
+	m, name, apiName, evilName, webName := wd.m, wd.name, wd.apiName, wd.evilName, wd.webName
+	host, inet, auth, nsInode, setup := wd.host, wd.inet, wd.auth, wd.nsInode, wd.setup
 
 	// The API in the internet, under the allowed name.
 	var al net.Listener
@@ -290,6 +335,11 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	}
 	if strings.Contains(r.Stderr, "not using network namespacing") {
 		t.Errorf("the launcher did not enter the namespace: %s", r.Stderr)
+	}
+	// This netns-dns has no control socket: the launcher says nothing of
+	// the refused names (claude-sandbox net needs that socket).
+	if strings.Contains(r.Stderr, "netns-dns") || strings.Contains(r.Stderr, "claude-sandbox net") {
+		t.Errorf("the launcher's stderr without netns-dns's control socket: %q, want nothing of it", r.Stderr)
 	}
 	rs := results(t, api, 2)
 	for id, res := range rs {
@@ -340,4 +390,228 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 	if ctl.Stdout != "evil page "+m+"\n" {
 		t.Errorf("the unlisted server from the host: %v", ctl)
 	}
+}
+
+// loopTLS returns a CA's certificate (PEM) and a server certificate for
+// name that it signed.
+func loopTLS(t *testing.T, name string) ([]byte, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "claude-sandbox test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// TestE2EAgentLoopApproval: with user-approve ask, a WebFetch of a name
+// the allowlist does not name waits while netns-dns holds its query, and
+// `claude-sandbox net allow NAME`, run by the user during the hold, lets
+// it succeed. The control: with a domain line for the name, the same
+// WebFetch succeeds without anyone asked.
+//
+// netns-dns runs in a mount namespace of its own with a tmpfs on
+// /run/netns-dns, so that its control socket is at its usual path
+// (netctl.SocketPath) without touching the host's; the user's
+// claude-sandbox net runs in that mount namespace too, and the test
+// watches the socket as root through /proc/PID/root.
+func TestE2EAgentLoopApproval(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra string
+		approve     bool
+	}{
+		{"domain line", "domain WEB\n", false},
+		{"approval during the hold", "user-approve ask\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := loopSandbox(t)
+			testutil.RequireCommand(t, "unshare")
+			runDir := filepath.Dir(netctl.SocketPath)
+			if _, err := os.Stat(runDir); os.IsNotExist(err) {
+				if err := os.Mkdir(runDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(runDir) })
+			}
+			// The namespace is the test user's own: NAME-UID.
+			name := testutil.UniqueName("al", 8) + "-" + strconv.Itoa(int(s.User.Uid))
+			wrap := []string{"unshare", "--mount", "--propagation", "slave", "--", "sh", "-c",
+				`mount -t tmpfs -o mode=0755 tmpfs "$0" && exec "$@"`, runDir}
+			wd := newLoopWorldIn(t, s, name, tc.extra, wrap)
+			caPEM, cert := loopTLS(t, wd.webName)
+
+			// The page, over TLS at the address of the web name.
+			var wl net.Listener
+			if err := testutil.InNetnsThread(wd.inet, func() (err error) { wl, err = net.Listen("tcp4", loopEvilIP+":443"); return err }); err != nil {
+				t.Fatal(err)
+			}
+			page := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "<html><body><p>approved page %s</p></body></html>\n", wd.m)
+			}), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+			go page.ServeTLS(wl, "", "")
+			t.Cleanup(func() { page.Close() })
+
+			var al net.Listener
+			if err := testutil.InNetnsThread(wd.inet, func() (err error) {
+				al, err = net.Listen("tcp4", fmt.Sprintf("%s:%d", loopAPIIP, loopAPI))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			api := fakeapi.New(
+				fakeapi.Turn{
+					fakeapi.Bash("evilname", "curl -sS -m 60 http://"+wd.evilName+"/ 2>&1; echo rc=$?"),
+					fakeapi.WebFetch("webfetch", "https://"+wd.webName+"/", "what does the page say?"),
+				},
+				fakeapi.Turn{fakeapi.Text("Fetched " + wd.m)},
+			)
+			api.StartOn(t, al)
+
+			proj := userProject(t, s, "proj")
+			writeUserFile(t, s, filepath.Join(proj, "ca.pem"), string(caPEM), 0o644)
+			s.WriteConfig(t, "setenv NODE_EXTRA_CA_CERTS "+filepath.Join(proj, "ca.pem")+"\n")
+			claudeDir := filepath.Join(projectHome(t, s, proj), ".claude")
+			mkUserDir(t, s, filepath.Dir(claudeDir))
+			for _, d := range []string{filepath.Dir(filepath.Dir(claudeDir)), filepath.Dir(claudeDir)} {
+				s.User.Chown(t, d)
+				if err := os.Chmod(d, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mkUserDir(t, s, claudeDir)
+			writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
+			s.Env = append(agentEnv(api),
+				fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", wd.apiName, loopAPI),
+				"CLAUDE_SBX_NETNS="+name)
+
+			// The user, in another terminal: as soon as netns-dns holds
+			// the web name's query, claude-sandbox net allow NAME.
+			done := make(chan struct{})
+			allowed := make(chan testutil.Result, 1)
+			if tc.approve {
+				go func() {
+					allowed <- approveWhenHeld(wd, s, done)
+				}()
+			}
+			// The launcher runs in netns-dns's mount namespace, where the
+			// control socket is: it holds a session while the agent runs
+			// and prints the refused names after.
+			cmd := s.Command("-p", "fetch the page", "--allowedTools", "Bash,WebFetch")
+			cmd.SysProcAttr = nil
+			cmd.Args = append([]string{"nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", wd.dnsPid),
+				"--setuid", strconv.Itoa(int(s.User.Uid)), "--setgid", strconv.Itoa(int(s.User.Gid)), "--",
+				"sh", "-c", `cd "$0" && exec "$@"`, proj, cmd.Path}, cmd.Args[1:]...)
+			cmd.Path, _ = exec.LookPath("nsenter")
+			r := testutil.RunCommand(t, cmd)
+			close(done)
+			if strings.Contains(r.Stderr, "not using network namespacing") {
+				t.Errorf("the launcher did not enter the namespace: %s", r.Stderr)
+			}
+			if r.Code != 0 || !strings.Contains(r.Stdout, "Fetched "+wd.m) {
+				t.Errorf("claude -p through the launcher in namespace %s: %v", name, r)
+			}
+			rs := results(t, api, 2)
+			for id, res := range rs {
+				t.Logf("tool result %s (error %v): %q", id, res.IsError, res.Content)
+			}
+			got := rs["webfetch"]
+			if got.IsError || strings.Contains(got.Content, "EAI_AGAIN") {
+				t.Errorf("WebFetch of %s: %+v, want the page", wd.webName, got)
+			}
+			// The agent hands the page to the small model (a request
+			// without tools, answered with SideText): the page came.
+			fetched := false
+			for _, req := range api.Requests() {
+				fetched = fetched || !req.Loop && strings.Contains(string(req.Body), "approved page "+wd.m)
+			}
+			if !fetched {
+				t.Errorf("no request to the API carries the page of %s: WebFetch did not get it", wd.webName)
+			}
+			if !strings.Contains(wd.auth.names(), wd.webName) {
+				t.Errorf("the internet's DNS server was never asked for %s (asked %q)", wd.webName, wd.auth.names())
+			}
+			// The unlisted name that nobody allowed: refused (after its
+			// hold), and listed after the session with the command that
+			// allows it.
+			if got := rs["evilname"].Content; strings.Contains(got, "evil page") || strings.HasSuffix(got, "rc=0") {
+				t.Errorf("curl of an unlisted name nobody allowed: %q, want a failure", got)
+			}
+			if tc.approve {
+				for _, want := range []string{"claude: netns-dns refused A " + wd.evilName + " ", "to allow it: claude-sandbox net allow " + wd.evilName + " --always\n"} {
+					if !strings.Contains(r.Stderr, want) {
+						t.Errorf("the launcher's stderr after the session lacks %q:\n%s", want, r.Stderr)
+					}
+				}
+				if strings.Contains(r.Stderr, "refused A "+wd.webName) {
+					t.Errorf("the launcher lists the approved name as refused:\n%s", r.Stderr)
+				}
+			} else if strings.Contains(r.Stderr, "claude: netns-dns") {
+				t.Errorf("the launcher spoke of netns-dns without its control socket:\n%s", r.Stderr)
+			}
+			if tc.approve {
+				a := <-allowed
+				if a.Code != 0 || !strings.HasPrefix(a.Stdout, "allowed "+wd.webName+" in "+name+" once") || strings.Contains(a.Stdout, "answering 0") {
+					t.Errorf("claude-sandbox net allow %s during the hold: %v", wd.webName, a)
+				}
+			}
+		})
+	}
+}
+
+// approveWhenHeld watches netns-dns's control socket as root until it
+// holds a query of the web name in the world's namespace, then runs
+// `claude-sandbox net allow NAME` as the test user in netns-dns's mount
+// namespace, and returns its result; done ends the wait.
+func approveWhenHeld(wd *loopWorld, s *testutil.Sandbox, done <-chan struct{}) testutil.Result {
+	root := fmt.Sprintf("/proc/%d/root", wd.dnsPid)
+	var c *netctl.Conn
+	for c == nil {
+		var err error
+		if c, err = netctl.Dial(root + netctl.SocketPath); err != nil {
+			select {
+			case <-done:
+				return testutil.Result{Code: -1, Stderr: "netns-dns has no control socket (the approvals' server side): " + err.Error()}
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	defer c.Close()
+	if _, err := c.Do(netctl.Request{Op: netctl.OpWatch}); err != nil {
+		return testutil.Result{Code: -1, Stderr: "watch: " + err.Error()}
+	}
+	go func() { <-done; c.Close() }()
+	for {
+		var ev netctl.Event
+		if err := c.Recv(&ev); err != nil {
+			return testutil.Result{Code: -1, Stderr: "no held query of " + wd.webName + " before the agent ended: " + err.Error()}
+		}
+		if ev.Kind == netctl.EventHeld && ev.Name == wd.webName && ev.Namespace == wd.name {
+			break
+		}
+	}
+	uid, gid := strconv.Itoa(int(s.User.Uid)), strconv.Itoa(int(s.User.Gid))
+	cmd := exec.Command("nsenter", fmt.Sprintf("--mount=/proc/%d/ns/mnt", wd.dnsPid),
+		"--setuid", uid, "--setgid", gid, "--", wd.multi, "net", "allow", wd.webName, "--namespace", wd.name)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return testutil.Result{Code: cmd.ProcessState.ExitCode(), Stdout: out.String(), Stderr: errb.String() + fmt.Sprint(err)}
 }

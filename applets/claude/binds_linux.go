@@ -33,6 +33,10 @@ func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
 		}
 		return nil, err
 	}
+	if err := bound.addData(&l.Plan, sandbox.SeccompFD+1); err != nil {
+		bound.Close()
+		return nil, err
+	}
 	if err := trustConfig(cfg, bound); err != nil {
 		bound.Close()
 		return nil, &multicall.ExitError{Code: multicall.ExitUsage, Err: err}

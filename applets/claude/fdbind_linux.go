@@ -208,6 +208,26 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	return out, nil
 }
 
+// addData puts the content of each file the launcher generates (ROData:
+// a toolchain's settings without credentials) in a sealed memfd, numbered
+// after the bind fds from firstFD; bwrap copies it into a file of its own
+// and binds that read-only at the op's destination.
+func (b *bound) addData(p *bwrap.Plan, firstFD int) error {
+	for i := range p.Ops {
+		o := &p.Ops[i]
+		if o.Kind != bwrap.ROData {
+			continue
+		}
+		f, err := sealedMemfd("data", o.Data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", quote.String(o.Dest), err)
+		}
+		o.SrcFD = firstFD + len(b.files)
+		b.files = append(b.files, f)
+	}
+	return nil
+}
+
 // checkHops refuses a resolved path that followed a symlink lying in a
 // place the sandbox can write.
 func (b *bound) checkHops(r *hostpath.Resolved) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
 )
 
@@ -83,8 +84,14 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return err
 	}
 	defer modes.restore(stdio.Err)
+	// The session with netns-dns, which lasts as long as the chain, and
+	// its summary once the terminal is back (netsession_linux.go).
+	notify := func() string { return findNotifySend(os.Getenv, notifyDirs) }
+	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
-	return start(l, bwrapPath, filter, bound, stdio, sigs)
+	err = start(l, bwrapPath, filter, bound, stdio, sigs, sess.end)
+	sess.summary(stdio.Err)
+	return err
 }
 
 // markInheritedCloexec sets FD_CLOEXEC on every fd above 2.

@@ -134,10 +134,78 @@ func TestToolchainCredentialsNeverShown(t *testing.T) {
 	if strings.Contains(r.Stdout+r.Stderr, token) {
 		t.Errorf("a token is readable inside:\n%v", r)
 	}
-	for _, want := range []string{"grep-done", "cargo", "tool", "npm_config_registry=https://registry.npmjs.org/", "PIP_INDEX_URL=https://pypi.example/simple", "GOPROXY=https://goproxy.example,direct"} {
+	for _, want := range []string{"grep-done", "cargo", "tool", "npm_config_userconfig=/run/claude-sandbox/toolchain/npmrc", "PIP_INDEX_URL=https://pypi.example/simple", "GOPROXY=https://goproxy.example,direct"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("inside output lacks %q:\n%v", want, r)
 		}
+	}
+}
+
+// The user's npm and cargo settings reach the sandbox as generated files,
+// read-only, with the scoped registry, the CA file and the source
+// replacement, and without the tokens planted beside them in the user's
+// npmrc, config.toml and credentials.toml.
+func TestToolchainGeneratedSettingsInside(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	token := "tok-" + marker(t)
+	ca := filepath.Join(s.Home, ".corp-ca.pem")
+	files := map[string]string{
+		".corp-ca.pem": "-----BEGIN CERTIFICATE-----\nTUlJQnN6Q0NBVm1nQXdJQkFnSVU=\n-----END CERTIFICATE-----\n",
+		".npmrc": "registry=https://npm.corp.example/\n//npm.corp.example/:_authToken=" + token + "\n" +
+			"@corp:registry=https://npm.corp.example/corp/\n//npm.corp.example/corp/:_password=" + token + "\n" +
+			"cafile=" + ca + "\n_auth=" + token + "\n" +
+			// The sandbox does not get SSH_AUTH_SOCK: a value naming it
+			// is left out, never filled in from the launcher's.
+			"@leak:registry=https://leak.example/${SSH_AUTH_SOCK}/\n",
+		".cargo/config.toml": "[source.crates-io]\nreplace-with = \"corp\"\n\n[source.corp]\nregistry = \"sparse+https://crates.corp.example/index/\"\n\n" +
+			"[registries.corp]\nindex = \"sparse+https://crates.corp.example/index/\"\ntoken = \"" + token + "\"\n\n[registry]\ntoken = \"" + token + "\"\n",
+		".cargo/credentials.toml": "[registries.corp]\ntoken = \"" + token + "\"\n",
+		".local/bin/tool":         "#!/bin/sh\necho tool\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(s.Home, rel)
+		for d := filepath.Dir(p); d != s.Home; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err != nil {
+				mkUserDir(t, s, d)
+			}
+		}
+		writeUserFile(t, s, p, content, 0o600)
+	}
+	os.Chmod(ca, 0o644)
+	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/"+token)
+	r := s.Shell(t, `echo "userconfig=$npm_config_userconfig"; cat "$npm_config_userconfig" /.cargo/config.toml; head -1 `+ca+`
+grep -rIl -e "`+token+`" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr --exclude-dir=lib --exclude-dir=lib64 --exclude-dir=bin --exclude-dir=sbin --exclude-dir=etc 2>/dev/null
+echo grep-done
+echo x >> "$npm_config_userconfig" || echo npmrc-read-only
+echo x >> /.cargo/config.toml || echo cargo-read-only`)
+	if strings.Contains(r.Stdout+r.Stderr, token) || strings.Contains(r.Stdout, "@leak") {
+		t.Errorf("a token is readable inside:\n%v", r)
+	}
+	for _, want := range []string{
+		"userconfig=/run/claude-sandbox/toolchain/npmrc",
+		"\nregistry=https://npm.corp.example/\n",
+		"\n@corp:registry=https://npm.corp.example/corp/\n",
+		"\ncafile=" + ca + "\n",
+		"\n[source.crates-io]\nreplace-with = \"corp\"\n",
+		"\n[source.corp]\nregistry = \"sparse+https://crates.corp.example/index/\"\n",
+		"\n[registries.corp]\nindex = \"sparse+https://crates.corp.example/index/\"\n",
+		"-----BEGIN CERTIFICATE-----",
+		"grep-done", "npmrc-read-only", "cargo-read-only",
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("inside output lacks %q:\n%v", want, r)
+		}
+	}
+	// npm itself reads it, when it is installed.
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testutil.Missing(t, "npm: %v", err)
+	}
+	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":"+filepath.Dir(npm)+":/usr/bin:/bin")
+	r = s.Shell(t, "npm config get @corp:registry; npm config get cafile")
+	mustOK(t, r)
+	if !strings.Contains(r.Stdout, "https://npm.corp.example/corp/\n"+ca+"\n") {
+		t.Errorf("npm inside does not read the generated npmrc:\n%v", r)
 	}
 }
 

@@ -29,6 +29,9 @@ type DenialLog struct {
 	Dir string
 	// Budget is LogBudget when zero (tests shorten it).
 	Budget int64
+	// OnDrop, if set, also gets each drop (the recent refusals of
+	// netns-dns's control socket).
+	OnDrop func(ns, proto string, dst netip.Addr, port uint16)
 	now    func() time.Time
 	mu     sync.Mutex
 	// budget of each namespace (see logBurst).
@@ -87,6 +90,9 @@ func (l *DenialLog) Refused(ns string, q dns.Question) {
 
 // Dropped logs a dropped packet.
 func (l *DenialLog) Dropped(ns, proto string, dst netip.Addr, port uint16) {
+	if l.OnDrop != nil {
+		l.OnDrop(ns, proto, dst, port)
+	}
 	l.write(ns, func() string {
 		if proto == "tcp" || proto == "udp" {
 			return fmt.Sprintf("dropped %s %s port %d: allow with: allow %s %s %d (or a domain line for the name it belongs to)", proto, dst, port, dst, proto, port)

@@ -18,6 +18,13 @@
 // denial log (refused names, and the firewall's drops, read from nflog) to
 // /var/log/netns-dns/NAME.log, which netns-setup denials prints.
 //
+// Owners of a namespace (Policy.Owners) approve names on the control
+// socket (package netctl); an approval resolves like a domain line and
+// puts its answers' address . protocol . port into the namespace's
+// approved set. With user-approve ask, a refused query of a name an owner
+// could approve is held while an owner listens (a watch or session
+// stream), until an approval answers it or the hold ends.
+//
 //	netns-dns      run in the foreground (netns-dns.service runs exactly that)
 package netnsdns
 
@@ -30,6 +37,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall/kongparse"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 )
 
 // Applet is the netns-dns applet.
@@ -43,6 +51,8 @@ type options struct {
 	policyDir string
 	logDir    string
 	pinFloor  time.Duration
+	control   string
+	stateDir  string
 }
 
 // flags is the command line: no arguments. The testonly- flags point it at
@@ -55,6 +65,8 @@ type flags struct {
 	PolicyDir string        `name:"testonly-policy-dir" hidden:""`
 	LogDir    string        `name:"testonly-log-dir" hidden:""`
 	PinFloor  time.Duration `name:"testonly-pin-floor" hidden:""`
+	Control   string        `name:"testonly-control" hidden:""`
+	StateDir  string        `name:"testonly-state-dir" hidden:""`
 }
 
 func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
@@ -64,7 +76,13 @@ func run(ctx context.Context, args []string, stdio multicall.Stdio) error {
 		return err
 	}
 	o := options{policyDir: cfg.PolicyDir, logDir: cfg.LogDir, pinFloor: f.PinFloor,
-		listen: netip.AddrPortFrom(cfg.Gateway(), 53)}
+		listen: netip.AddrPortFrom(cfg.Gateway(), 53), control: netctl.SocketPath, stateDir: cfg.StateDir}
+	if f.Control != "" {
+		o.control = f.Control
+	}
+	if f.StateDir != "" {
+		o.stateDir = f.StateDir
+	}
 	if f.PolicyDir != "" {
 		o.policyDir = f.PolicyDir
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // DefaultPinFloor is the shortest time an answered address stays pinned.
@@ -58,9 +59,12 @@ const upstreamTimeout = 3 * time.Second
 // lose DNS.
 const maxInflight = 64
 
-// Pinner puts addresses into a namespace table's pin set.
+// Pinner puts addresses into a namespace table's pin sets, and flows into
+// its approved set.
 type Pinner interface {
 	Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error
+	PinFlows(table, set string, flows []nft.Flow, timeout time.Duration) error
+	UnpinFlows(table, set string, flows []nft.Flow) error
 }
 
 // Exchanger sends a query upstream.
@@ -91,6 +95,11 @@ type Resolver struct {
 
 	mu  sync.RWMutex
 	nss map[netip.Addr]*namespace
+
+	approvals approvals
+	holds     holds
+	hub       hub
+	recent    recent
 
 	failMu sync.Mutex
 	fails  map[string]*failLog
@@ -148,7 +157,22 @@ type namespace struct {
 	// cnames: targets of CNAMEs of allowed names, allowed like their name
 	// until the record expires (what resolving the name needs).
 	cnames map[string]cnameGrant
+	// approvedBy: the approval pattern whose answer put each flow
+	// (pinKey{a flowKeys key, addr}) into the approved set, for revoke.
+	approvedBy map[pinKey]string
 }
+
+// grant is why a name resolves: the pin sets of its domain lines, and the
+// ports of an approval (flows of the approved set).
+type grant struct {
+	sets    []string
+	pattern string
+	// ports and approved: the approval that covers the name.
+	ports    []netpolicy.Ports
+	approved string
+}
+
+func (g grant) ok() bool { return g.sets != nil || g.ports != nil }
 
 type pinKey struct {
 	set  string
@@ -156,9 +180,8 @@ type pinKey struct {
 }
 
 type cnameGrant struct {
-	sets    []string
-	pattern string
-	until   time.Time
+	grant
+	until time.Time
 }
 
 // SetPolicies replaces the policies; a namespace whose policy file did not
@@ -180,7 +203,7 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 		}
 		ns := old[p.Name]
 		if ns == nil || string(ns.raw) != string(raw) {
-			ns = &namespace{policy: p, raw: raw, inflight: make(chan struct{}, maxInflight), pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}}
+			ns = &namespace{policy: p, raw: raw, inflight: make(chan struct{}, maxInflight), pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}, approvedBy: map[pinKey]string{}}
 		}
 		next[p.Addr] = ns
 	}
@@ -209,20 +232,32 @@ func (r *Resolver) clock() time.Time {
 	return time.Now()
 }
 
-// ServeDNS answers one query from src.
+// ServeDNS answers one query from src (over TCP: a held query keeps its
+// connection's goroutine, which the limit per source bounds).
 func (r *Resolver) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	src := netip.Addr{}
 	if ap, err := netip.ParseAddrPort(w.RemoteAddr().String()); err == nil {
 		src = ap.Addr().Unmap()
 	}
-	resp := r.Answer(context.Background(), src, q)
+	later := make(chan *dns.Msg, 1)
+	resp := r.Handle(context.Background(), src, q, func(m *dns.Msg) { later <- m })
+	if resp == nil {
+		resp = <-later
+	}
 	if resp != nil {
 		w.WriteMsg(resp)
 	}
 }
 
-// Answer is the reply to query q from src.
+// Answer is the reply to query q from src, never held.
 func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.Msg {
+	return r.Handle(ctx, src, q, nil)
+}
+
+// Handle is the reply to query q from src, or nil when it is held: then
+// release gets the reply (nil: none is sent) once an approval answers it
+// or its hold ends. With release nil it never holds.
+func (r *Resolver) Handle(ctx context.Context, src netip.Addr, q *dns.Msg, release func(*dns.Msg)) *dns.Msg {
 	if q.Opcode != dns.OpcodeQuery || len(q.Question) != 1 {
 		return reply(q, dns.RcodeRefused)
 	}
@@ -247,13 +282,15 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	}
 	question := q.Question[0]
 	name := strings.ToLower(question.Name)
-	var sets []string
-	pattern := ""
+	var g grant
 	if hostName(name) {
-		sets, pattern = ns.allowed(name, r.clock())
+		g = r.allowed(ns, name, r.clock())
 	}
-	if sets == nil || question.Qclass != dns.ClassINET {
-		r.Log.Refused(p.Name, question)
+	if !g.ok() || question.Qclass != dns.ClassINET {
+		if release != nil && question.Qclass == dns.ClassINET && r.hold(ns, src, q, name, release) {
+			return nil
+		}
+		r.refused(p, question)
 		return reply(q, dns.RcodeRefused)
 	}
 	switch question.Qtype {
@@ -276,7 +313,7 @@ func (r *Resolver) Answer(ctx context.Context, src netip.Addr, q *dns.Msg) *dns.
 	if resp.Rcode != dns.RcodeSuccess {
 		return resp
 	}
-	resp.Answer = r.pinChain(ns, name, pattern, sets, resp.Answer)
+	resp.Answer = r.pinChain(ns, name, g, resp.Answer)
 	resp.Ns, resp.Extra = nil, nil
 	return resp
 }
@@ -296,33 +333,58 @@ func hostName(name string) bool {
 	return true
 }
 
-// allowed returns the pin sets of name (nil if it is not allowed) and the
-// pattern that allows it.
-func (ns *namespace) allowed(name string, now time.Time) ([]string, string) {
-	var sets []string
-	pattern := ""
+// allowed is why name resolves in ns (not ok if it does not): its domain
+// lines, an approval, or a CNAME of such a name that led to it.
+func (r *Resolver) allowed(ns *namespace, name string, now time.Time) grant {
+	var g grant
 	for _, d := range ns.policy.Allows(name) {
-		sets = append(sets, d.Sets...)
-		if pattern == "" {
-			pattern = d.Pattern
+		g.sets = append(g.sets, d.Sets...)
+		if g.pattern == "" {
+			g.pattern = d.Pattern
 		}
 	}
-	if sets != nil {
-		return dedupe(sets), pattern
+	if g.sets != nil {
+		g.sets = dedupe(g.sets)
+	}
+	if ap := r.approvalOf(&ns.policy, name, now); ap != nil {
+		g.ports, g.approved = ap.Ports, ap.Pattern
+		if g.pattern == "" {
+			g.pattern = ap.Pattern
+		}
+	}
+	if g.ok() {
+		return g
 	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	if g, ok := ns.cnames[name]; ok && now.Before(g.until) {
-		return g.sets, g.pattern
+	if c, ok := ns.cnames[name]; ok && now.Before(c.until) {
+		g = c.grant
+		if g.ports != nil && ns.policy.Denied(name) != "" {
+			g.ports, g.approved = nil, "" // an approval does not reach a denied name through a CNAME
+		}
+		return g
 	}
-	return nil, ""
+	return grant{}
+}
+
+// approvalOf is the approval that opens name in the namespace of p, if
+// its settings let approvals open it.
+func (r *Resolver) approvalOf(p *netpolicy.Policy, name string, now time.Time) *approval {
+	if p.Mode != netpolicy.PolicyAllowlist || p.Approve() == netpolicy.UserApproveNo {
+		return nil
+	}
+	name = strings.TrimSuffix(name, ".")
+	if p.Denied(name) != "" {
+		return nil
+	}
+	return r.approvals.match(p.Name, name, now)
 }
 
 // pinChain keeps the answer records of the chain that starts at name
 // (CNAMEs and the A and AAAA records at their ends), pins their addresses
 // and allows the CNAME targets; it drops every other record, whose
 // addresses the client could not reach anyway.
-func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, answer []dns.RR) []dns.RR {
+func (r *Resolver) pinChain(ns *namespace, name string, g grant, answer []dns.RR) []dns.RR {
 	now := r.clock()
 	inChain := map[string]bool{name: true}
 	// CNAMEs first, in as many rounds as the chain is long, whatever
@@ -357,8 +419,8 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 			keep = append(keep, rr)
 			target := strings.ToLower(v.Target)
 			until := now.Add(max(time.Duration(v.Hdr.Ttl)*time.Second, r.floor()))
-			if g, ok := ns.cnames[target]; !ok || g.until.Before(until) {
-				ns.cnames[target] = cnameGrant{sets: sets, pattern: pattern, until: until}
+			if c, ok := ns.cnames[target]; !ok || c.until.Before(until) {
+				ns.cnames[target] = cnameGrant{grant: g, until: until}
 			}
 		case *dns.A:
 			a, ok := netip.AddrFromSlice(v.A.To4())
@@ -391,7 +453,7 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 		// answer to its last second still finds the pin, and so that
 		// repeated answers need the kernel only every eighth of it.
 		d := max(ttl+ttl/8, r.floor())
-		for _, s := range sets {
+		for _, s := range append(slices.Clone(g.sets), flowKeys(g.ports)...) {
 			k := pinKey{s, p.addr}
 			if !ns.pinned[k].Before(now.Add(max(ttl, r.floor()*7/8))) {
 				continue // pinned long enough already
@@ -405,13 +467,22 @@ func (r *Resolver) pinChain(ns *namespace, name, pattern string, sets []string, 
 		r.Log.Removed(ns.policy.Name, name, a)
 	}
 	for s, addrs := range todo {
-		if err := r.Pinner.Pin(ns.policy.Table, s, addrs, timeout[s]); err != nil {
+		var err error
+		if f, ok := flowOf(s); ok {
+			err = r.Pinner.PinFlows(ns.policy.Table, nft.ApprovedSet, flows(f, addrs), timeout[s])
+		} else {
+			err = r.Pinner.Pin(ns.policy.Table, s, addrs, timeout[s])
+		}
+		if err != nil {
 			r.logf("pin %v in %s of %s: %v", addrs, s, ns.policy.Table, err)
 			continue
 		}
 		ns.mu.Lock()
 		for _, a := range addrs {
 			ns.pinned[pinKey{s, a}] = now.Add(timeout[s])
+			if _, ok := flowOf(s); ok {
+				ns.approvedBy[pinKey{s, a}] = g.approved
+			}
 		}
 		ns.mu.Unlock()
 	}
@@ -435,6 +506,11 @@ func (ns *namespace) expire(now time.Time) {
 	for k, g := range ns.cnames {
 		if g.until.Before(now) {
 			delete(ns.cnames, k)
+		}
+	}
+	for k := range ns.approvedBy {
+		if _, ok := ns.pinned[k]; !ok {
+			delete(ns.approvedBy, k)
 		}
 	}
 }

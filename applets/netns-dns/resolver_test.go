@@ -2,10 +2,12 @@ package netnsdns
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // fakeUpstream answers from a zone and records the names it was asked.
@@ -43,11 +46,51 @@ type pinCall struct {
 	timeout    time.Duration
 }
 
-type fakePinner struct{ calls []pinCall }
+type fakePinner struct {
+	mu    sync.Mutex
+	calls []pinCall
+	// flows: what the approved set holds.
+	flows map[nft.Flow]bool
+}
 
 func (p *fakePinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.calls = append(p.calls, pinCall{table, set, addrs, timeout})
 	return nil
+}
+
+func (p *fakePinner) PinFlows(table, set string, flows []nft.Flow, timeout time.Duration) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.flows == nil {
+		p.flows = map[nft.Flow]bool{}
+	}
+	for _, f := range flows {
+		p.flows[f] = true
+	}
+	return nil
+}
+
+func (p *fakePinner) UnpinFlows(table, set string, flows []nft.Flow) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range flows {
+		delete(p.flows, f)
+	}
+	return nil
+}
+
+// flowList is what the approved set holds, as "ADDR PROTO PORT", sorted.
+func (p *fakePinner) flowList() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for f := range p.flows {
+		out = append(out, fmt.Sprintf("%s %s %d", f.Addr, f.Proto, f.Port))
+	}
+	slices.Sort(out)
+	return out
 }
 
 func rr(t *testing.T, s string) dns.RR {

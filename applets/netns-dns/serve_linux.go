@@ -45,6 +45,15 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	denials := &DenialLog{Dir: o.logDir}
 	r := &Resolver{Pinner: pinner, Upstream: &UDPExchanger{}, Log: denials, PinFloor: time.Duration(o.pinFloor), Logf: logf}
 	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
+	r.approvals.dir = o.stateDir
+	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
+		return fmt.Errorf("approvals: %w", err)
+	}
+	for _, err := range r.approvals.load() {
+		logf("%v", err)
+	}
+	r.hub.owns = r.owns
+	denials.OnDrop = r.dropped
 	loader := &policyLoader{dir: o.policyDir, r: r, logf: logf}
 	loader.refresh(true)
 	r.Refresh = func() { loader.refresh(false) }
@@ -79,12 +88,19 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 		go func() { errc <- s.ActivateAndServe() }()
 	}
 	go loader.watch(ctx)
+	go r.sweepHolds(ctx)
+	ctl, err := listenControl(o.control)
+	if err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	defer ctl.Close()
+	go (&controlServer{r: r, ln: ctl, logf: logf}).serve()
 	go func() {
 		if err := readDrops(ctx, denials); err != nil {
 			logf("denial log of the firewall's drops: %v", err)
 		}
 	}()
-	logf("serving on %s (udp and tcp), policies from %s", o.listen, o.policyDir)
+	logf("serving on %s (udp and tcp), policies from %s, control on %s", o.listen, o.policyDir, o.control)
 	select {
 	case <-ctx.Done():
 		err = nil
@@ -255,4 +271,21 @@ func (h *hostAddrs) get() []netip.Prefix {
 	}
 	h.out = out
 	return out
+}
+
+// holdSweep is how often held queries are looked at for their end.
+const holdSweep = 100 * time.Millisecond
+
+// sweepHolds runs SweepHolds every holdSweep until ctx ends.
+func (r *Resolver) sweepHolds(ctx context.Context) {
+	t := time.NewTicker(holdSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.SweepHolds()
+		}
+	}
 }

@@ -200,13 +200,22 @@ func (s *udpServer) read(c *net.UDPConn, l *rateLimit, busy chan struct{}) {
 }
 
 // answer answers one datagram; responses (a reflected answer of another
-// server) get none.
+// server) get none. A held query is parked with its socket and source in
+// the resolver's hold table, and this goroutine ends: the reply is sent
+// by whoever releases it.
 func (s *udpServer) answer(c *net.UDPConn, src netip.AddrPort, b []byte) {
 	q := new(dns.Msg)
 	if err := q.Unpack(b); err != nil || q.Response {
 		return
 	}
-	resp := s.r.Answer(context.Background(), src.Addr().Unmap(), q)
+	send := func(resp *dns.Msg) { sendUDP(c, src, q, resp) }
+	if resp := s.r.Handle(context.Background(), src.Addr().Unmap(), q, send); resp != nil {
+		send(resp)
+	}
+}
+
+// sendUDP writes resp to src, truncated to what q said it takes.
+func sendUDP(c *net.UDPConn, src netip.AddrPort, q, resp *dns.Msg) {
 	if resp == nil {
 		return
 	}

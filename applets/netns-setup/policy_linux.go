@@ -46,6 +46,10 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 			undo()
 		}
 	}()
+	owners, err := netpolicy.Owners(name, fw.Approvers, netpolicy.LookupUser)
+	if err != nil {
+		return nil, err
+	}
 	table := nft.NamespaceTable(name)
 	if fw.Policy == netpolicy.PolicyAllowlist {
 		spec := nft.NamespaceSpec{Name: name, Bridge: cfg.Bridge, Addr: addr, Ports: netpolicy.PortGroups(fw.Domains), Allow: fw.Allow}
@@ -65,6 +69,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
 		p.NoPolicyLine = true
 	}
+	p.Owners = owners
 	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)

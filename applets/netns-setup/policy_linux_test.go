@@ -29,9 +29,9 @@ func TestPolicyFor(t *testing.T) {
 		Name: "agents", Addr: netip.MustParseAddr("10.10.1.2"), Mode: "allowlist", Upstream: up,
 		Table: "claude_sandbox_ns_agents",
 		Domains: []netpolicy.PolicyDomain{
-			{Pattern: "a.example", Ports: []string{"tcp 80", "tcp 443"}, Sets: []string{"pin0", "pin1"}},
-			{Pattern: "*.b.example", Ports: []string{"tcp 443"}, Sets: []string{"pin1"}},
-			{Pattern: "c.example", Ports: []string{"tcp 22"}, Sets: []string{"pin2"}},
+			{Pattern: "a.example", Ports: []string{"tcp 80", "tcp 443"}, Sets: []string{"pin0", "pin1"}, Source: "config f:2"},
+			{Pattern: "*.b.example", Ports: []string{"tcp 443"}, Sets: []string{"pin1"}, Source: "config f:3"},
+			{Pattern: "c.example", Ports: []string{"tcp 22"}, Sets: []string{"pin2"}, Source: "config f:4"},
 		},
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b }), cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
@@ -123,5 +123,18 @@ func TestDenialsFollow(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLookupUser(t *testing.T) {
+	if uid, err := netpolicy.LookupUser("root"); err != nil || uid != 0 {
+		t.Errorf("netpolicy.LookupUser(root) = %d, %v, want 0", uid, err)
+	}
+	if uid, err := netpolicy.LookupUser("4242"); err != nil || uid != 4242 {
+		t.Errorf("netpolicy.LookupUser(4242) = %d, %v, want 4242", uid, err)
+	}
+	_, err := netpolicy.Owners("agents", []netpolicy.Approver{{User: "no-such-user-x", Line: "f:3"}}, netpolicy.LookupUser)
+	if want := `f:3: approvers: no user no-such-user-x: name an existing user or a uid`; err == nil || err.Error() != want {
+		t.Errorf("an approver who is no user: %v, want %q", err, want)
 	}
 }

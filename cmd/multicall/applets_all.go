@@ -6,6 +6,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/applets/claude"
 	"github.com/claude-sandbox/claude-sandbox/applets/claude-update"
 	"github.com/claude-sandbox/claude-sandbox/applets/doctor"
+	"github.com/claude-sandbox/claude-sandbox/applets/net"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-dns"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-enter"
 	"github.com/claude-sandbox/claude-sandbox/applets/netns-setup"
@@ -16,6 +17,7 @@ var table = multicall.NewTable(
 	claude.Applet,
 	claudeupdate.Applet,
 	doctor.Applet,
+	net.Applet,
 	netnsdns.Applet,
 	netnsenter.Applet,
 	netnssetup.Applet,

@@ -32,13 +32,14 @@ const (
 	Setenv                 // --setenv SRC DEST (name, value)
 	Unsetenv               // --unsetenv DEST (name)
 	Raw                    // Args verbatim
+	ROData                 // [--perms MODE] --ro-bind-data FD DEST (Data; FD is SrcFD)
 )
 
 var flags = [...]string{
 	ROBind: "--ro-bind", ROBindTry: "--ro-bind-try", Bind: "--bind", BindTry: "--bind-try",
 	DevBind: "--dev-bind", DevBindTry: "--dev-bind-try", Tmpfs: "--tmpfs", Dir: "--dir",
 	Symlink: "--symlink", Proc: "--proc", Dev: "--dev", Mqueue: "--mqueue",
-	Setenv: "--setenv", Unsetenv: "--unsetenv",
+	Setenv: "--setenv", Unsetenv: "--unsetenv", ROData: "--ro-bind-data",
 }
 
 // Op is one step of setting up the sandbox, applied in order.
@@ -46,16 +47,21 @@ type Op struct {
 	Kind Kind
 	Src  string
 	Dest string
-	// Perms, if not zero, sets the mode of a Tmpfs or Dir.
+	// Perms, if not zero, sets the mode of a Tmpfs, Dir or ROData.
 	Perms fs.FileMode
 	// Size, if not zero, is the size in bytes of a Tmpfs (bwrap --size,
 	// from bubblewrap 0.8).
 	Size uint64
 	// Args are the arguments of a Raw op.
 	Args []string
+	// Data is the content of the file a ROData op makes at Dest: a file
+	// the launcher generates, read-only inside, in no host directory.
+	Data []byte
 	// SrcFD, if above 2, is an open fd of Src to bind from instead of the
-	// path (bwrap --bind-fd/--ro-bind-fd; a -try op becomes a plain one).
-	// Only the launcher sets it, when it has opened and checked Src.
+	// path (bwrap --bind-fd/--ro-bind-fd; a -try op becomes a plain one),
+	// or, for ROData, the fd bwrap reads Data from. Only the launcher sets
+	// it, when it has opened and checked Src or written Data; a ROData op
+	// without it shows "-", which bwrap refuses.
 	SrcFD int
 	// Origin names where the op comes from in messages (a config line), or
 	// is empty for the launcher's own.
@@ -129,6 +135,15 @@ func (p *Plan) Args() []string {
 				a = append(a, "--size", strconv.FormatUint(o.Size, 10))
 			}
 			a = append(a, flags[o.Kind], o.Dest)
+		case ROData:
+			if o.Perms != 0 {
+				a = append(a, "--perms", fmt.Sprintf("%04o", uint32(o.Perms.Perm())))
+			}
+			fd := "-"
+			if o.SrcFD > 2 {
+				fd = strconv.Itoa(o.SrcFD)
+			}
+			a = append(a, flags[o.Kind], fd, o.Dest)
 		case Proc, Dev, Mqueue, Unsetenv:
 			a = append(a, flags[o.Kind], o.Dest)
 		case ROBind, ROBindTry, Bind, BindTry:

@@ -47,6 +47,8 @@ func TestArgsGolden(t *testing.T) {
 				{Kind: Setenv, Src: "XDG_RUNTIME_DIR", Dest: "/run/user/1000"},
 				{Kind: Unsetenv, Dest: "DBUS_SESSION_BUS_ADDRESS"},
 				{Kind: Raw, Args: []string{"--remount-ro", "/home/u/x"}},
+				{Kind: ROData, Dest: "/run/gen/npmrc", Data: []byte("registry=x\n"), Perms: 0o444, SrcFD: 9},
+				{Kind: ROData, Dest: "/run/gen/unset", Data: []byte("x")},
 			},
 			Chdir:     "/home/u",
 			SeccompFD: 4,

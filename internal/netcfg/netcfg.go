@@ -40,6 +40,9 @@ type Config struct {
 	// LogDir holds NAME.log, each namespace's denial log (netns-dns writes
 	// it).
 	LogDir string
+	// StateDir holds NAME.json, each namespace's "always" approvals
+	// (netns-dns's StateDirectory).
+	StateDir string
 }
 
 // Default returns the configuration of an installed system; sysconfdir is
@@ -62,6 +65,7 @@ func DefaultAt(sysconfdir, prefix string) Config {
 		PresetDir:      filepath.Join(prefix, "share/claude-sandbox/presets"),
 		PolicyDir:      "/run/netns-policy",
 		LogDir:         "/var/log/netns-dns",
+		StateDir:       "/var/lib/netns-dns",
 	}
 }
 

@@ -25,6 +25,14 @@ import (
 //	preset NAME                        the domains of a shipped preset file
 //	max-ttl N{s,m,h,d}                 the longest TTL netns-dns honours
 //	                                   (default a day)
+//	user-approve no|ask|yes            whether the namespace's owners may
+//	                                   approve names (default ask: and
+//	                                   refused queries are held while they
+//	                                   are asked)
+//	deny NAME|*.NAME                   a name no approval can open
+//	approvers USER...                  users (names or uids) who may approve
+//	                                   for the namespace
+//	hold N{ms,s}                       how long a query is held (ask)
 //
 // A namespace's own file (netns-firewall.d/NAME.conf) takes the same lines
 // but resolver, and allow lines there may not open the ranges the bridge
@@ -38,7 +46,38 @@ type Config struct {
 	Presets []string
 	// MaxTTL caps the TTLs netns-dns honours; 0 is its default.
 	MaxTTL time.Duration
+	// UserApprove is UserApproveNo, UserApproveAsk, UserApproveYes or ""
+	// where no line says (ask).
+	UserApprove string
+	// Deny are the names no approval can open.
+	Deny []Domain
+	// Approvers are the users of approvers lines, as written.
+	Approvers []Approver
+	// Hold is how long a query is held; 0 is netns-dns's default.
+	Hold time.Duration
 }
+
+// Values of user-approve.
+const (
+	UserApproveNo  = "no"
+	UserApproveAsk = "ask"
+	UserApproveYes = "yes"
+)
+
+// Approver is one user of an approvers line.
+type Approver struct {
+	// User is a user name or a uid, as written.
+	User string
+	// Line is FILE:LINE of the approvers line.
+	Line string
+}
+
+// The bounds of hold: below a tenth of a second no one could answer;
+// beyond a minute every client has long given up.
+const (
+	minHold = 100 * time.Millisecond
+	maxHold = time.Minute
+)
 
 // The bounds of max-ttl: below a minute every answer would be pinned for
 // the pin floor anyway; beyond a week a pin outlives any name's plans.
@@ -98,7 +137,40 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 		case "domain":
 			var d Domain
 			if d, err = parseDomain(f[1:]); err == nil {
+				d.Source = fmt.Sprintf("config %s:%d", file, n)
 				c.Domains = append(c.Domains, d)
+			}
+		case "user-approve":
+			switch {
+			case len(f) != 2 || (f[1] != UserApproveNo && f[1] != UserApproveAsk && f[1] != UserApproveYes):
+				err = errors.New("user-approve: use user-approve no, ask or yes")
+			case c.UserApprove != "":
+				err = errors.New("user-approve: a second user-approve line: keep one")
+			default:
+				c.UserApprove = f[1]
+			}
+		case "deny":
+			var d Domain
+			if len(f) != 2 {
+				err = fmt.Errorf("deny: want 1 name, got %d arguments: use deny NAME|*.NAME", len(f)-1)
+			} else if d, err = ParsePattern(f[1]); err == nil {
+				d.Source = fmt.Sprintf("config %s:%d", file, n)
+				c.Deny = append(c.Deny, d)
+			} else {
+				err = fmt.Errorf("deny: %w", err)
+			}
+		case "approvers":
+			if len(f) < 2 {
+				err = errors.New("approvers: use approvers USER... (user names or uids)")
+			}
+			for _, u := range f[1:] {
+				c.Approvers = append(c.Approvers, Approver{User: u, Line: fmt.Sprintf("%s:%d", file, n)})
+			}
+		case "hold":
+			if c.Hold != 0 {
+				err = errors.New("hold: a second hold line: keep one")
+			} else {
+				c.Hold, err = parseHold(f[1:])
 			}
 		case "preset":
 			if len(f) != 2 {
@@ -131,7 +203,7 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 				c.MaxTTL, err = parseMaxTTL(f[1:])
 			}
 		default:
-			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain, preset or max-ttl", f[0])
+			err = fmt.Errorf("unknown directive %q: use allow, resolver, policy, domain, preset, max-ttl, user-approve, deny, approvers or hold", f[0])
 		}
 		if err != nil {
 			return Config{}, fmt.Errorf("%s:%d: %w", file, n, err)
@@ -166,6 +238,31 @@ func parseMaxTTL(f []string) (time.Duration, error) {
 		return 0, fmt.Errorf("max-ttl: %s is shorter than a minute", f[0])
 	case d > maxMaxTTL:
 		return 0, fmt.Errorf("max-ttl: %s is longer than 7 days: pins would outlive the names", f[0])
+	}
+	return d, nil
+}
+
+// parseHold reads a duration such as 3s or 2500ms.
+func parseHold(f []string) (time.Duration, error) {
+	const usage = "hold: use hold N followed by ms or s (hold 3s)"
+	if len(f) != 1 {
+		return 0, errors.New(usage)
+	}
+	num, unit := f[0], time.Second
+	if v, ok := strings.CutSuffix(num, "ms"); ok {
+		num, unit = v, time.Millisecond
+	} else if v, ok := strings.CutSuffix(num, "s"); ok {
+		num = v
+	} else {
+		return 0, errors.New(usage)
+	}
+	n, err := strconv.ParseUint(num, 10, 32)
+	if err != nil {
+		return 0, errors.New(usage)
+	}
+	d := time.Duration(n) * unit
+	if d < minHold || d > maxHold {
+		return 0, fmt.Errorf("hold: %s: use 100ms to 60s", f[0])
 	}
 	return d, nil
 }

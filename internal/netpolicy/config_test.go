@@ -1,7 +1,9 @@
 package netpolicy
 
 import (
+	"fmt"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,7 +43,16 @@ func TestParseConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow, resolver, policy, domain, preset or max-ttl`},
+		{"unknown", "\n\npermit 1.2.3.4", `f:3: unknown directive "permit": use allow, resolver, policy, domain, preset, max-ttl, user-approve, deny, approvers or hold`},
+		{"user-approve word", "user-approve maybe", "f:1: user-approve: use user-approve no, ask or yes"},
+		{"user-approve twice", "user-approve no\nuser-approve yes", "f:2: user-approve: a second user-approve line: keep one"},
+		{"deny ports", "deny a.com tcp 22", "f:1: deny: want 1 name, got 3 arguments: use deny NAME|*.NAME"},
+		{"deny tld", "deny *.com", `f:1: deny: "*.com": a top-level domain alone: name a domain below it`},
+		{"approvers none", "approvers", "f:1: approvers: use approvers USER... (user names or uids)"},
+		{"hold unit", "hold 3", "f:1: hold: use hold N followed by ms or s (hold 3s)"},
+		{"hold short", "hold 10ms", "f:1: hold: 10ms: use 100ms to 60s"},
+		{"hold long", "hold 61s", "f:1: hold: 61s: use 100ms to 60s"},
+		{"hold twice", "hold 1s\nhold 2s", "f:2: hold: a second hold line: keep one"},
 		{"no dest", "allow", "f:1: allow: want 1 or 3 arguments, got 0: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"two args", "allow 1.2.3.4 tcp", "f:1: allow: want 1 or 3 arguments, got 2: use allow ADDRESS[/LEN] [tcp|udp PORT[-PORT]]"},
 		{"hostname", "allow proxy.lan", `f:1: allow: "proxy.lan" is not an address or a network`},
@@ -120,5 +131,73 @@ func TestForNamespaceCarriesAllowAndMaxTTL(t *testing.T) {
 	}
 	if len(q.Allow) != 1 || q.Allow[0] != netip.MustParsePrefix("192.168.1.0/24") || q.MaxTTL != 7200 {
 		t.Errorf("policy of a namespace: allow %v, max_ttl %d, want [192.168.1.0/24] and 7200", q.Allow, q.MaxTTL)
+	}
+}
+
+func TestApprovalLines(t *testing.T) {
+	c, err := ParseConfig("f", []byte("policy allowlist\nuser-approve yes\ndeny *.Evil.example.\ndeny paste.example\napprovers alice 1001\nhold 2500ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Policy: PolicyAllowlist, UserApprove: UserApproveYes, Hold: 2500 * time.Millisecond,
+		Deny:      []Domain{{Name: "evil.example", Wildcard: true, Source: "config f:3"}, {Name: "paste.example", Source: "config f:4"}},
+		Approvers: []Approver{{User: "alice", Line: "f:5"}, {User: "1001", Line: "f:5"}}}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Fatalf("ParseConfig mismatch (-want +got):\n%s", diff)
+	}
+	ns, err := ParseNamespaceConfig("g", []byte("user-approve no\ndeny x.example\napprovers bob\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Merge(c, ns)
+	if m.UserApprove != UserApproveNo || len(m.Deny) != 3 || len(m.Approvers) != 3 || m.Hold != 2500*time.Millisecond {
+		t.Errorf("Merge = %+v, want user-approve no, 3 deny lines, 3 approvers, hold 2.5s", m)
+	}
+	p := ForNamespace("a", netip.MustParseAddr("10.10.0.2"), m, []netip.AddrPort{netip.MustParseAddrPort("127.0.0.53:53")}, "t", func(int) string { return "pin" })
+	q, err := ParsePolicy("p", p.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Approve() != UserApproveNo || q.HoldMS != 2500 || q.Denied("a.b.EVIL.example.") != "*.evil.example" || q.Denied("evil.example") != "" || q.Denied("x.example") != "x.example" {
+		t.Errorf("policy: approve %q hold %d deny %v", q.Approve(), q.HoldMS, q.Deny)
+	}
+	if (&Policy{}).Approve() != UserApproveAsk {
+		t.Errorf("no user-approve line: %q, want ask", (&Policy{}).Approve())
+	}
+}
+
+func TestOwners(t *testing.T) {
+	users := map[string]uint32{"alice": 1001, "bob": 1002}
+	lookup := func(u string) (uint32, error) {
+		if uid, ok := users[u]; ok {
+			return uid, nil
+		}
+		return 0, fmt.Errorf("no user %q", u)
+	}
+	for _, tt := range []struct {
+		name string
+		ns   string
+		ap   []Approver
+		want []uint32
+		err  string
+	}{
+		{name: "per-user", ns: "agents-1000", want: []uint32{1000}},
+		{name: "shared", ns: "agents", ap: []Approver{{"bob", "f:1"}, {"alice", "f:2"}}, want: []uint32{1001, 1002}},
+		{name: "both", ns: "agents-1001", ap: []Approver{{"alice", "f:1"}, {"bob", "f:1"}}, want: []uint32{1001, 1002}},
+		{name: "no number", ns: "my-agents", want: nil},
+		{name: "unknown", ns: "agents", ap: []Approver{{"mallory", "f:3"}}, err: `f:3: approvers: no user mallory: name an existing user or a uid`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Owners(tt.ns, tt.ap, lookup)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("Owners = %v, %v, want error %q", got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Fatalf("Owners(%q, %v) = %v, %v, want %v", tt.ns, tt.ap, got, err, tt.want)
+			}
+		})
 	}
 }

@@ -39,6 +39,8 @@ type Domain struct {
 	Name     string // lower case, no trailing dot
 	Wildcard bool
 	Ports    []Ports
+	// Source says where the line is: "config FILE:LINE" or "preset NAME".
+	Source string
 }
 
 // Pattern is the name as written in the config: NAME or *.NAME.
@@ -56,15 +58,10 @@ func parseDomain(f []string) (Domain, error) {
 	if len(f) != 1 && len(f) != 3 {
 		return Domain{}, fmt.Errorf("domain: want 1 or 3 arguments, got %d: %s", len(f), usage)
 	}
-	var d Domain
-	name := strings.ToLower(strings.TrimSuffix(f[0], "."))
-	if rest, ok := strings.CutPrefix(name, "*."); ok {
-		d.Wildcard, name = true, rest
+	d, err := ParsePattern(f[0])
+	if err != nil {
+		return Domain{}, fmt.Errorf("domain: %w", err)
 	}
-	if err := checkDomainName(name); err != nil {
-		return Domain{}, fmt.Errorf("domain: %q: %w", f[0], err)
-	}
-	d.Name = name
 	if len(f) == 1 {
 		d.Ports = append([]Ports(nil), DefaultPorts...)
 		return d, nil
@@ -72,8 +69,30 @@ func parseDomain(f []string) (Domain, error) {
 	if f[1] != "tcp" && f[1] != "udp" {
 		return Domain{}, fmt.Errorf("domain: protocol %q: use tcp or udp", f[1])
 	}
-	p := Ports{Proto: f[1]}
-	lo, hi, isRange := strings.Cut(f[2], "-")
+	p, err := parsePorts(f[1], f[2])
+	if err != nil {
+		return Domain{}, fmt.Errorf("domain: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
+	}
+	d.Ports = []Ports{p}
+	return d, nil
+}
+
+// ParsePorts reads a port group as a config line writes it: "tcp 443",
+// "udp 3478-3480".
+func ParsePorts(s string) (Ports, error) {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return Ports{}, fmt.Errorf("ports %q: use tcp|udp PORT[-PORT]", s)
+	}
+	return parsePorts(f[0], f[1])
+}
+
+func parsePorts(proto, ports string) (Ports, error) {
+	if proto != "tcp" && proto != "udp" {
+		return Ports{}, fmt.Errorf("protocol %q: use tcp or udp", proto)
+	}
+	p := Ports{Proto: proto}
+	lo, hi, isRange := strings.Cut(ports, "-")
 	if !isRange {
 		hi = lo
 	}
@@ -82,11 +101,29 @@ func parseDomain(f []string) (Domain, error) {
 		p.Hi, err = parsePort(hi)
 	}
 	if err != nil || p.Lo > p.Hi {
-		return Domain{}, fmt.Errorf("domain: port %q: use a number from 1 to 65535 or a range LOW-HIGH", f[2])
+		return Ports{}, fmt.Errorf("port %q: use a number from 1 to 65535 or a range LOW-HIGH", ports)
 	}
-	d.Ports = []Ports{p}
+	return p, nil
+}
+
+// ParsePattern reads NAME or *.NAME (any case, a trailing dot or not), as
+// domain and deny lines and approvals write names; it has no ports.
+func ParsePattern(s string) (Domain, error) {
+	var d Domain
+	name := strings.ToLower(strings.TrimSuffix(s, "."))
+	if rest, ok := strings.CutPrefix(name, "*."); ok {
+		d.Wildcard, name = true, rest
+	}
+	if err := checkDomainName(name); err != nil {
+		return Domain{}, fmt.Errorf("%q: %w", s, err)
+	}
+	d.Name = name
 	return d, nil
 }
+
+// CheckDomainName reports whether name (any case, no trailing dot) is one
+// a domain line could name exactly: the names a user may be told to allow.
+func CheckDomainName(name string) error { return checkDomainName(strings.ToLower(name)) }
 
 // checkDomainName accepts host names as DNS carries them: labels of
 // letters, digits, hyphens and underscores (SRV-style names), 1 to 63 bytes,
@@ -181,6 +218,14 @@ func Merge(main, ns Config) Config {
 	out.Domains = append(append([]Domain(nil), main.Domains...), ns.Domains...)
 	out.Presets = append(append([]string(nil), main.Presets...), ns.Presets...)
 	out.Allow = append(append([]Allow(nil), main.Allow...), ns.Allow...)
+	if ns.UserApprove != "" {
+		out.UserApprove = ns.UserApprove
+	}
+	if ns.Hold != 0 {
+		out.Hold = ns.Hold
+	}
+	out.Deny = append(append([]Domain(nil), main.Deny...), ns.Deny...)
+	out.Approvers = append(append([]Approver(nil), main.Approvers...), ns.Approvers...)
 	return out
 }
 

@@ -17,12 +17,12 @@ func TestParsePolicy(t *testing.T) {
 	}{
 		{"policy", "policy allowlist\n", Config{Policy: PolicyAllowlist}},
 		{"open", "policy open", Config{Policy: PolicyOpen}},
-		{"domain default ports", "domain API.Example.com.", Config{Domains: []Domain{{Name: "api.example.com", Ports: DefaultPorts}}}},
+		{"domain default ports", "domain API.Example.com.", Config{Domains: []Domain{{Name: "api.example.com", Ports: DefaultPorts, Source: "config f:1"}}}},
 		{"wildcard and port", "domain *.example.org tcp 8443\ndomain git.example.org tcp 22-23", Config{Domains: []Domain{
-			{Name: "example.org", Wildcard: true, Ports: []Ports{{"tcp", 8443, 8443}}},
-			{Name: "git.example.org", Ports: []Ports{{"tcp", 22, 23}}},
+			{Name: "example.org", Wildcard: true, Ports: []Ports{{"tcp", 8443, 8443}}, Source: "config f:1"},
+			{Name: "git.example.org", Ports: []Ports{{"tcp", 22, 23}}, Source: "config f:2"},
 		}}},
-		{"udp", "domain stun.example.net udp 3478", Config{Domains: []Domain{{Name: "stun.example.net", Ports: []Ports{{"udp", 3478, 3478}}}}}},
+		{"udp", "domain stun.example.net udp 3478", Config{Domains: []Domain{{Name: "stun.example.net", Ports: []Ports{{"udp", 3478, 3478}}, Source: "config f:1"}}}},
 		{"presets", "preset claude-code\npreset dev", Config{Presets: []string{"claude-code", "dev"}}},
 	}
 	for _, tt := range tests {

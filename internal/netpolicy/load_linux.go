@@ -58,6 +58,9 @@ func LoadNamespace(path, name, presetDir string) (Config, error) {
 				return Config{}, fmt.Errorf("preset %s: %s is missing: is it installed (make install-network)?", p, file)
 			}
 		}
+		for i := range domains {
+			domains[i].Source = "preset " + p
+		}
 		c.Domains = append(c.Domains, domains...)
 	}
 	if c.Policy == "" && (len(c.Domains) > 0 || len(c.Presets) > 0) {

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // Policy is what netns-setup up tells netns-dns about a namespace, as one
@@ -39,6 +42,41 @@ type Policy struct {
 	Allow []netip.Prefix `json:"allow,omitempty"`
 	// MaxTTL caps TTLs, in seconds (0: netns-dns's default).
 	MaxTTL int64 `json:"max_ttl,omitempty"`
+	// UserApprove is the user-approve line (UserApproveNo, Ask or Yes;
+	// "" is ask).
+	UserApprove string `json:"user_approve,omitempty"`
+	// Deny are the patterns of the deny lines: names no approval opens.
+	Deny []string `json:"deny,omitempty"`
+	// Owners are the uids that may approve names for the namespace: the
+	// uid N of a namespace named NAME-N, and the approvers.
+	Owners []uint32 `json:"owners,omitempty"`
+	// HoldMS is how long a query is held, in milliseconds (0: netns-dns's
+	// default).
+	HoldMS int64 `json:"hold_ms,omitempty"`
+}
+
+// Approve is the effective user-approve setting.
+func (p *Policy) Approve() string {
+	if p.UserApprove == "" {
+		return UserApproveAsk
+	}
+	return p.UserApprove
+}
+
+// Denied returns the deny pattern that covers name ("" if none).
+func (p *Policy) Denied(name string) string {
+	name = strings.ToLower(strings.TrimSuffix(name, "."))
+	for _, d := range p.Deny {
+		if covers(d, name) {
+			return d
+		}
+	}
+	return ""
+}
+
+// Owner reports whether uid may act on the namespace.
+func (p *Policy) Owner(uid uint32) bool {
+	return uid == 0 || slices.Contains(p.Owners, uid)
 }
 
 // PolicyDomain is one allowed name pattern and the pin sets of its ports.
@@ -48,6 +86,17 @@ type PolicyDomain struct {
 	// Ports are its ports as a config line writes them ("tcp 443").
 	Ports []string `json:"ports"`
 	Sets  []string `json:"sets"`
+	// Source is where the line is: "config FILE:LINE" or "preset NAME".
+	Source string `json:"source,omitempty"`
+}
+
+// covers reports whether pattern (NAME or *.NAME) covers name (lower
+// case, no trailing dot).
+func covers(pattern, name string) bool {
+	if rest, ok := strings.CutPrefix(pattern, "*."); ok {
+		return strings.HasSuffix(name, "."+rest)
+	}
+	return name == pattern
 }
 
 // Allows returns the domains that allow name (any case, trailing dot or
@@ -56,12 +105,7 @@ func (p *Policy) Allows(name string) []*PolicyDomain {
 	name = strings.ToLower(strings.TrimSuffix(name, "."))
 	var out []*PolicyDomain
 	for i := range p.Domains {
-		d := &p.Domains[i]
-		if rest, ok := strings.CutPrefix(d.Pattern, "*."); ok {
-			if strings.HasSuffix(name, "."+rest) {
-				out = append(out, d)
-			}
-		} else if name == d.Pattern {
+		if d := &p.Domains[i]; covers(d.Pattern, name) {
 			out = append(out, d)
 		}
 	}
@@ -93,7 +137,11 @@ func ParsePolicy(file string, b []byte) (Policy, error) {
 // config c: in allowlist mode, table is its nftables table and pinSet names
 // the set of the i-th port group (PortGroups).
 func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrPort, table string, pinSet func(int) string) Policy {
-	p := Policy{Name: name, Addr: addr, Mode: c.Policy, Upstream: upstream, MaxTTL: int64(c.MaxTTL / time.Second)}
+	p := Policy{Name: name, Addr: addr, Mode: c.Policy, Upstream: upstream, MaxTTL: int64(c.MaxTTL / time.Second),
+		UserApprove: c.UserApprove, HoldMS: c.Hold.Milliseconds()}
+	for _, d := range c.Deny {
+		p.Deny = append(p.Deny, d.Pattern())
+	}
 	for _, a := range c.Allow {
 		p.Allow = append(p.Allow, a.Dest)
 	}
@@ -103,7 +151,7 @@ func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrP
 	p.Table = table
 	groups := PortGroups(c.Domains)
 	for _, d := range c.Domains {
-		pd := PolicyDomain{Pattern: d.Pattern()}
+		pd := PolicyDomain{Pattern: d.Pattern(), Source: d.Source}
 		for _, port := range d.Ports {
 			pd.Ports = append(pd.Ports, port.String())
 			pd.Sets = append(pd.Sets, pinSet(slices.Index(groups, port)))
@@ -111,4 +159,43 @@ func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrP
 		p.Domains = append(p.Domains, pd)
 	}
 	return p
+}
+
+// LookupUser is the uid of an approvers line's user: a number is a uid, a
+// name is looked up in the user database.
+func LookupUser(u string) (uint32, error) {
+	if n, err := strconv.ParseUint(u, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	usr, err := user.Lookup(u)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(usr.Uid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("uid %q is not a number", usr.Uid)
+	}
+	return uint32(n), nil
+}
+
+// Owners are the uids that may approve for namespace name: N of a name
+// NAME-N (the launcher's per-user namespaces), then the approvers, looked
+// up with lookup (a user name or a uid to a uid). An approver that is no
+// user is an error at its line.
+func Owners(name string, approvers []Approver, lookup func(string) (uint32, error)) ([]uint32, error) {
+	var out []uint32
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		if n, err := strconv.ParseUint(name[i+1:], 10, 32); err == nil && name[i+1] != '0' {
+			out = append(out, uint32(n))
+		}
+	}
+	for _, a := range approvers {
+		uid, err := lookup(a.User)
+		if err != nil {
+			return nil, fmt.Errorf("%s: approvers: no user %s: name an existing user or a uid", a.Line, quote.String(a.User))
+		}
+		out = append(out, uid)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

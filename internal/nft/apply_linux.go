@@ -32,6 +32,9 @@ func Apply(r Ruleset, netnsFd int) error {
 		if s.IPv6 {
 			set.KeyType = nftables.TypeIP6Addr
 		}
+		if s.Flows {
+			set.KeyType, set.Concatenation = flowType, true
+		}
 		if err := c.AddSet(set, intervals(s.Elements)); err != nil {
 			return fmt.Errorf("set %s: %w", s.Name, err)
 		}
@@ -180,6 +183,15 @@ func after(p netip.Prefix) (netip.Addr, bool) {
 	return next, next.IsValid()
 }
 
+// flowType is the key of a Flows set.
+var flowType = func() nftables.SetDatatype {
+	t, err := nftables.ConcatSetType(nftables.TypeIPAddr, nftables.TypeInetProto, nftables.TypeInetService)
+	if err != nil {
+		panic(err) // three types are within its limit
+	}
+	return t
+}()
+
 var nfproto = map[bool]byte{false: unix.NFPROTO_IPV4, true: unix.NFPROTO_IPV6}
 
 func ruleExprs(r Rule, sets map[string]*nftables.Set) ([]expr.Any, error) {
@@ -272,6 +284,22 @@ func matchExprs(m Match, sets map[string]*nftables.Set) ([]expr.Any, error) {
 			&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
 			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{nfproto[m.IPv6]}},
 			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
+			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID},
+		}, nil
+	case MatchFlowSet:
+		set, ok := sets[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("no set %s", m.Name)
+		}
+		// The parts of a concatenation each take a 4-byte register:
+		// address in 1 (NFT_REG32_00 is its first word), protocol in
+		// NFT_REG32_01, port in NFT_REG32_02, as nft emits them.
+		return []expr.Any{
+			&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
+			&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
+			&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 16, Len: 4},
+			&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 9},
+			&expr.Payload{DestRegister: 10, Base: expr.PayloadBaseTransportHeader, Offset: 2, Len: 2},
 			&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID},
 		}, nil
 	case MatchDPort:

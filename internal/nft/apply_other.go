@@ -33,3 +33,13 @@ func (p *Pinner) Close() error { return errors.ErrUnsupported }
 func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
 	return errors.ErrUnsupported
 }
+
+// PinFlows is Linux-only.
+func (p *Pinner) PinFlows(table, set string, flows []Flow, timeout time.Duration) error {
+	return errors.ErrUnsupported
+}
+
+// UnpinFlows is Linux-only.
+func (p *Pinner) UnpinFlows(table, set string, flows []Flow) error {
+	return errors.ErrUnsupported
+}

@@ -19,6 +19,18 @@ func NamespaceTable(name string) string { return NamespaceTablePrefix + name }
 // port group (see netpolicy.PortGroups).
 func PinSet(i int) string { return fmt.Sprintf("pin%d", i) }
 
+// ApprovedSet is the set of a namespace table that holds the address .
+// protocol . port of the answers to names its owners approved: any
+// protocol, not only the port groups of domain lines.
+const ApprovedSet = "approved"
+
+// Flow is one element of ApprovedSet: an address, "tcp" or "udp", a port.
+type Flow struct {
+	Addr  netip.Addr
+	Proto string
+	Port  uint16
+}
+
 // LogGroup is the nflog group of the drops of every namespace table; netns-dns
 // reads it for the denial log.
 const LogGroup = 7301
@@ -43,7 +55,8 @@ type NamespaceSpec struct {
 // BuildNamespace plans the table of an allowlist namespace. It only adds
 // refusals: the bridge's table (Build) still judges everything this one
 // accepts. Forwarded from the namespace: replies pass, pinned addresses on
-// their group's ports pass, allow lines pass; the rest is logged (at most
+// their group's ports pass, allow lines pass, approved address . protocol
+// . port triples (ApprovedSet) pass; the rest is logged (at most
 // 10 a second, to nflog group LogGroup) and rejected (ICMP administratively
 // prohibited: connect fails at once, and the program's error points at the
 // denial log). That covers other DNS servers, DNS over TLS (853), QUIC and
@@ -66,7 +79,9 @@ func BuildNamespace(s NamespaceSpec) Ruleset {
 		}
 		rules = append(rules, Rule{Match: m, Verdict: accept})
 	}
+	sets = append(sets, Set{Name: ApprovedSet, Timeout: true, Flows: true})
 	rules = append(rules,
+		Rule{Match: []Match{{Kind: MatchFlowSet, Name: ApprovedSet}}, Verdict: accept},
 		Rule{Match: []Match{{Kind: MatchLimit, PortLo: 10, PortHi: 20}}, Verdict: Verdict{Kind: Log, Prefix: LogPrefix + s.Name + " ", Group: LogGroup}},
 		Rule{Verdict: Verdict{Kind: RejectAdminProhibited}},
 	)

@@ -48,6 +48,27 @@ func TestApplyNamespaceMatchesNft(t *testing.T) {
 	if !strings.Contains(set, "203.0.113.5 timeout 10m") || !strings.Contains(set, "203.0.113.6 timeout 1h") {
 		t.Fatalf("pin set after two Pins:\n%s", set)
 	}
+
+	flows := []Flow{{a[0], "tcp", 443}, {a[0], "udp", 3478}, {a[1], "tcp", 22}, {a[2], "tcp", 22}}
+	if err := p.PinFlows(rs.Table, ApprovedSet, flows, time.Hour); err != nil {
+		t.Fatalf("PinFlows: %v", err)
+	}
+	if err := p.PinFlows(rs.Table, ApprovedSet, flows[:1], 10*time.Minute); err != nil {
+		t.Fatalf("PinFlows again: %v", err)
+	}
+	set = testutil.InNetns(t, ours, "nft", "list", "set", "inet", rs.Table, ApprovedSet)
+	for _, want := range []string{"203.0.113.5 . tcp . 443 timeout 10m", "203.0.113.5 . udp . 3478 timeout 1h", "203.0.113.6 . tcp . 22 timeout 1h"} {
+		if !strings.Contains(set, want) {
+			t.Fatalf("approved set after two PinFlows lacks %q:\n%s", want, set)
+		}
+	}
+	if err := p.UnpinFlows(rs.Table, ApprovedSet, []Flow{flows[0], {netip.MustParseAddr("198.51.100.1"), "tcp", 80}}); err != nil {
+		t.Fatalf("UnpinFlows: %v", err)
+	}
+	set = testutil.InNetns(t, ours, "nft", "list", "set", "inet", rs.Table, ApprovedSet)
+	if strings.Contains(set, "tcp . 443") || strings.Contains(set, "198.51.100.1") || !strings.Contains(set, "203.0.113.5 . udp . 3478") {
+		t.Fatalf("approved set after UnpinFlows of 203.0.113.5 tcp 443 and one not there:\n%s", set)
+	}
 }
 
 // TestApplyInsideMatchesNft: the table inside a namespace applied through

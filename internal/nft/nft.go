@@ -52,10 +52,13 @@ type Ruleset struct {
 
 // Set is a named interval set of addresses, or with Timeout a set of
 // single addresses that each expire (filled at run time, by netns-dns).
+// With Flows (and Timeout) its elements are IPv4 address . protocol .
+// port triples.
 type Set struct {
 	Name     string
 	IPv6     bool
 	Timeout  bool
+	Flows    bool
 	Elements []netip.Prefix
 }
 
@@ -93,6 +96,7 @@ const (
 	MatchDPort                            // Proto and destination port in PortLo..PortHi
 	MatchLimit                            // under PortLo packets a second, burst PortHi
 	MatchSocketMark                       // the local socket the packet goes to has mark Mark
+	MatchFlowSet                          // destination address . protocol . port in set Name
 )
 
 // Match is one condition of a rule.
@@ -238,6 +242,9 @@ func (r Ruleset) String() string {
 		if s.IPv6 {
 			typ = "ipv6_addr"
 		}
+		if s.Flows {
+			typ = "ipv4_addr . inet_proto . inet_service"
+		}
 		els := make([]string, len(s.Elements))
 		for i, e := range s.Elements {
 			els[i] = prefixString(e)
@@ -292,6 +299,8 @@ func (m Match) String() string {
 		return fmt.Sprintf("%s saddr %s", ip, prefixString(m.Prefix))
 	case MatchDAddrSet:
 		return fmt.Sprintf("%s daddr @%s", ip, m.Name)
+	case MatchFlowSet:
+		return fmt.Sprintf("ip daddr . meta l4proto . th dport @%s", m.Name)
 	case MatchDPort:
 		if m.PortLo == m.PortHi {
 			return fmt.Sprintf("%s dport %d", m.Proto, m.PortLo)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/nftables"
+	"golang.org/x/sys/unix"
 )
 
 // Pinner adds addresses to the pin sets of namespace tables over one
@@ -57,4 +58,65 @@ func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duratio
 		return err
 	}
 	return p.c.Flush()
+}
+
+// PinFlows puts flows into the Flows set of table with the given timeout,
+// replacing the timeout of those already there, in one transaction.
+func (p *Pinner) PinFlows(table, set string, flows []Flow, timeout time.Duration) error {
+	s := flowSet(table, set)
+	els := flowElements(flows, timeout)
+	if len(els) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.c.SetAddElements(s, els); err != nil {
+		return err
+	}
+	if err := p.c.SetDeleteElements(s, els); err != nil {
+		return err
+	}
+	if err := p.c.SetAddElements(s, els); err != nil {
+		return err
+	}
+	return p.c.Flush()
+}
+
+// UnpinFlows removes flows from the Flows set of table; those not there
+// are no error.
+func (p *Pinner) UnpinFlows(table, set string, flows []Flow) error {
+	s := flowSet(table, set)
+	els := flowElements(flows, time.Second)
+	if len(els) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Adding first makes the delete find each element.
+	if err := p.c.SetAddElements(s, els); err != nil {
+		return err
+	}
+	if err := p.c.SetDeleteElements(s, els); err != nil {
+		return err
+	}
+	return p.c.Flush()
+}
+
+func flowSet(table, set string) *nftables.Set {
+	return &nftables.Set{Table: &nftables.Table{Family: nftables.TableFamilyINet, Name: table}, Name: set, KeyType: flowType, Concatenation: true, HasTimeout: true}
+}
+
+// flowElements are the keys of flows (IPv4 ones; others are skipped): each
+// part padded to 4 bytes, as the kernel keeps concatenations.
+func flowElements(flows []Flow, timeout time.Duration) []nftables.SetElement {
+	var els []nftables.SetElement
+	for _, f := range flows {
+		proto := map[string]byte{"tcp": unix.IPPROTO_TCP, "udp": unix.IPPROTO_UDP}[f.Proto]
+		if !f.Addr.Is4() || proto == 0 {
+			continue
+		}
+		key := append(f.Addr.AsSlice(), proto, 0, 0, 0, byte(f.Port>>8), byte(f.Port), 0, 0)
+		els = append(els, nftables.SetElement{Key: key, Timeout: timeout})
+	}
+	return els
 }

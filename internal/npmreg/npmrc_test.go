@@ -127,3 +127,12 @@ func FuzzParseNpmrc(f *testing.F) {
 		}
 	})
 }
+
+// Keys below a [section] header are the section's: npm reads no setting
+// from them.
+func TestEntriesSections(t *testing.T) {
+	got := Entries([]byte("registry=https://top.example/\n[other]\nregistry=https://section.example/\n_authToken=x\n"), nil)
+	if len(got) != 1 || got[0] != (Entry{"registry", "https://top.example/"}) {
+		t.Errorf("Entries() = %q, want only the top-level registry", got)
+	}
+}

@@ -42,15 +42,34 @@ type Settings struct {
 // rcEntry is one key = value line of an npmrc.
 type rcEntry struct{ key, value string }
 
-// parseEntries parses npmrc text into its entries, in order (see
+// Entry is one top-level key = value line of an npmrc, with ${VAR}
+// replaced.
+type Entry struct{ Key, Value string }
+
+// Entries parses npmrc text into its top-level entries, in order (see
 // ParseNpmrc).
+func Entries(data []byte, getenv func(string) string) []Entry {
+	var out []Entry
+	for _, e := range parseEntries(data, getenv) {
+		out = append(out, Entry{e.key, e.value})
+	}
+	return out
+}
+
+// parseEntries parses npmrc text into its entries, in order (see
+// ParseNpmrc). The lines after a [section] header are the section's, which
+// npm reads as no setting: they are left out.
 func parseEntries(data []byte, getenv func(string) string) []rcEntry {
 	var out []rcEntry
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	section := false
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == ';' || line[0] == '#' || line[0] == '[' {
+		if line != "" && line[0] == '[' && strings.HasSuffix(line, "]") {
+			section = true
+		}
+		if section || line == "" || line[0] == ';' || line[0] == '#' || line[0] == '[' {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")

@@ -12,6 +12,7 @@ package nsname
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // RunDir holds one nsfs bind mount per persistent namespace, as ip-netns(8)
@@ -63,4 +64,14 @@ func Check(name string) error {
 		shown = shown[:64] + "..."
 	}
 	return fmt.Errorf("%w %q: use 1 to %d characters of a-z, 0-9, '-' or '_', starting with a letter or digit", ErrInvalid, shown, MaxLen)
+}
+
+// ForUser is the namespace a sandbox of user uid runs in: base-UID where
+// mine says that one is the user's (the launcher: whitelisted and up; the
+// net command: netns-dns lists it as theirs), else base.
+func ForUser(base string, uid int, mine func(name string) bool) string {
+	if own := base + "-" + strconv.Itoa(uid); Valid(own) && mine(own) {
+		return own
+	}
+	return base
 }

@@ -3,6 +3,7 @@ package nsname
 import (
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,4 +88,24 @@ func FuzzValid(f *testing.F) {
 			t.Fatalf("Check(%q) message has control bytes: %q", s, err.Error())
 		}
 	})
+}
+
+func TestForUser(t *testing.T) {
+	for _, tc := range []struct {
+		name, base string
+		uid        int
+		mine       []string
+		want       string
+	}{
+		{"own listed", "agents", 1000, []string{"agents-1000"}, "agents-1000"},
+		{"own not listed", "agents", 1000, []string{"agents-1001"}, "agents"},
+		{"own too long", "agents-of-chaos", 1000, []string{"agents-of-chaos-1000"}, "agents-of-chaos"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ForUser(tc.base, tc.uid, func(n string) bool { return slices.Contains(tc.mine, n) })
+			if got != tc.want {
+				t.Errorf("ForUser(%q, %d) = %q, want %q", tc.base, tc.uid, got, tc.want)
+			}
+		})
+	}
 }

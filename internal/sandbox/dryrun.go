@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 )
 
 // WriteDryRun writes the chain as a shell command, one argument per line,
@@ -41,6 +43,18 @@ func (l *Launch) WriteDryRun(w io.Writer, bwrapPath string, seccompLen int) erro
 			ws += " " + quote(w.File+"="+w.Value)
 		}
 		fmt.Fprintf(b, "# cgroup: the chain starts in %s/claude-sandbox-PID, made with%s\n", quote(c.Parent), ws)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.Kind == bwrap.ROData {
+			fmt.Fprintf(b, "# generated %s, read-only (--ro-bind-data from an fd):\n", quote(o.Dest))
+			for _, line := range strings.Split(strings.TrimSuffix(string(o.Data), "\n"), "\n") {
+				if line == "" {
+					fmt.Fprintln(b, "#")
+					continue
+				}
+				fmt.Fprintf(b, "#   %s\n", strings.ToValidUTF8(line, "?"))
+			}
+		}
 	}
 	var argv []string
 	argv = append(argv, l.SystemdRun...)

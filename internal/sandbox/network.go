@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
@@ -58,10 +57,7 @@ func (l *Launch) network(h Host, s Spec) (active bool, name string, err error) {
 		}
 		return f.Up == nil || f.Up(n)
 	}
-	name = s.Netns
-	if own := s.Netns + "-" + strconv.Itoa(s.UID); nsname.Valid(own) && listed(own) && up(own) {
-		name = own
-	}
+	name = nsname.ForUser(s.Netns, s.UID, func(own string) bool { return listed(own) && up(own) })
 	_, enterErr := h.Stat(s.NetnsEnter)
 	switch {
 	case !up(name) && enterErr == nil && listed(name):

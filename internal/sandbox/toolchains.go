@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -121,10 +122,12 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 	if len(dirs) == 0 {
 		return nil
 	}
-	st := toolchain.ReadSettings(h, toolchain.SettingsInput{
+	cargoHome, _ := newEnv(s.Environ).get("CARGO_HOME")
+	st := toolchain.ReadSettings(settingsFiles{h, s.Home, w}, toolchain.SettingsInput{
 		Home:        s.Home,
 		Getenv:      func(k string) string { v, _ := env.get(k); return v },
 		NpmPrefixes: npmPrefixes,
+		CargoHome:   cargoHome,
 		Writable:    w,
 	})
 	shown := map[string]bool{}
@@ -147,7 +150,70 @@ func (l *Launch) toolchains(h Host, s Spec, env *environ, proj projectPlan) erro
 	for _, n := range st.Notes {
 		l.Notes = append(l.Notes, "toolchain settings: "+n)
 	}
+	isShown := func(f string) bool { return shown[f] }
+	if data := toolchain.Npmrc(st.Npmrc, isShown); data != nil && l.generate(InsideNpmrc, data) {
+		// The user config npm reads inside: the generated file. Every
+		// spelling of the variable goes, as npm reads them all.
+		for _, k := range append([]string(nil), env.order...) {
+			if strings.EqualFold(k, "npm_config_userconfig") && k != "npm_config_userconfig" {
+				env.unset(k)
+				l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.Unsetenv, Dest: k})
+				l.EnvRemoved = append(l.EnvRemoved, k)
+			}
+		}
+		l.setInside(env, "npm_config_userconfig", InsideNpmrc)
+	}
+	if data := toolchain.CargoConfig(st.Cargo, isShown); data != nil {
+		l.generate(InsideCargoConfig, data)
+	}
 	return nil
+}
+
+// Where the generated settings are inside, read-only, in no host
+// directory: npm reads InsideNpmrc as its user config
+// (npm_config_userconfig); cargo reads InsideCargoConfig as the
+// configuration of the root directory, below every project's own and
+// the sandbox home's ~/.cargo/config.toml when the project is in the home.
+const (
+	InsideNpmrc       = "/run/claude-sandbox/toolchain/npmrc"
+	InsideCargoConfig = "/.cargo/config.toml"
+)
+
+// generate makes a file of the launcher's at dest, read-only, if dest lies
+// in no bind of a host directory (where bwrap would make the file to
+// mount on).
+func (l *Launch) generate(dest string, data []byte) bool {
+	if i, _ := l.covering(dest, len(l.Plan.Ops)); i >= 0 && l.Plan.Ops[i].IsBind() {
+		l.Notes = append(l.Notes, "toolchain settings: "+dest+" not made: it lies in "+l.Plan.Ops[i].Dest+", a directory of the host")
+		return false
+	}
+	l.Plan.Ops = append(l.Plan.Ops, bwrap.Op{Kind: bwrap.ROData, Dest: dest, Data: data, Perms: 0o444, Origin: "toolchain settings"})
+	return true
+}
+
+// settingsFiles reads the user's configuration files for the toolchains'
+// settings: not through a symlink the sandbox may have made, nor where it
+// writes (the fd binder's rule for a bind source).
+type settingsFiles struct {
+	h        Host
+	home     string
+	writable []string
+}
+
+func (f settingsFiles) ReadFile(p string) ([]byte, error) {
+	real, hops, err := toolchain.Resolve(f.h, p)
+	if err != nil {
+		return nil, err
+	}
+	if why := toolchain.HopRisk(f.home, f.writable, hops); why != "" {
+		return nil, errors.New(why)
+	}
+	for _, w := range f.writable {
+		if real == w || under(real, w) {
+			return nil, errors.New("it is " + real + ", in " + w + ", which the sandbox can write")
+		}
+	}
+	return f.h.ReadFile(real)
 }
 
 // showCertFile shows a CA file a setting names, read-only at its path,

@@ -6,12 +6,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"net/url"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/claude-sandbox/claude-sandbox/internal/npmreg"
 )
 
 // Files reads the user's configuration files for Settings: a regular file
@@ -28,6 +26,8 @@ type SettingsInput struct {
 	// NpmPrefixes are the install prefixes of the npm toolchains found
 	// (each has its global npmrc in etc/npmrc).
 	NpmPrefixes []string
+	// CargoHome is the launcher's CARGO_HOME ("" for ~/.cargo).
+	CargoHome string
 	// Writable are the host paths the sandbox can write: a configuration
 	// file there is the agent's, not the user's, and is not read; a file
 	// it names there is not shown.
@@ -41,14 +41,30 @@ type Settings struct {
 	Env []string
 	// Files are host files (CA bundles) to show read-only at their paths.
 	Files []string
+	// Npmrc are the settings of the npmrc generated for inside (Npmrc
+	// writes it); Cargo those of the generated cargo configuration
+	// (CargoConfig).
+	Npmrc []Setting
+	Cargo []Setting
 	// Notes say where each setting came from and what was left out.
 	Notes []string
 }
 
-// npmKeys are the npm settings that reach the registry from this machine;
-// nothing else of an npmrc is carried (tokens, _auth, passwords,
-// certfile/keyfile, per-registry //host/ keys).
-var npmKeys = []string{"registry", "cafile", "strict-ssl", "proxy", "https-proxy", "noproxy"}
+// Setting is one line of a generated configuration file. Key and Value
+// are checked when read: plain text, no line break, nothing a credential
+// could hide in that the rules of each tool let through.
+type Setting struct {
+	// Section is the TOML table of a cargo setting.
+	Section string
+	Key     string
+	// Value is written as it is (npm), or as a TOML string unless Bare
+	// (cargo's booleans).
+	Value string
+	Bare  bool
+	// CA is the CA file the setting names: the setting is written only
+	// if the launcher shows the file inside.
+	CA string
+}
 
 // pipKeys are pip's, likewise; client certificates (client-cert) are
 // credentials and stay out.
@@ -64,6 +80,7 @@ var goKeys = []string{"GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "GONOSUM
 func ReadSettings(f Files, in SettingsInput) Settings {
 	s := &settingsBuilder{f: f, in: in, set: map[string]bool{}}
 	s.npm()
+	s.cargo()
 	s.pip()
 	s.goEnv()
 	return s.out
@@ -93,15 +110,25 @@ func (s *settingsBuilder) env(k, v string) {
 
 // read reads a configuration file of the user's, or returns nil.
 func (s *settingsBuilder) read(p string) []byte {
+	b, _ := s.readOr(p)
+	return b
+}
+
+// readOr is read, and tells whether the file is there (read or not).
+func (s *settingsBuilder) readOr(p string) (b []byte, there bool) {
 	if w := inAny(p, s.in.Writable); w != "" {
 		s.note("%s: not read: it lies in %s, which the sandbox can write", p, w)
-		return nil
+		return nil, true
 	}
 	b, err := s.f.ReadFile(p)
 	if err != nil {
-		return nil
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.note("%s: not read: %s", p, err.Error())
+			return nil, true
+		}
+		return nil, false
 	}
-	return b
+	return b, true
 }
 
 // caFile shows a CA file named by a setting, if it may be shown.
@@ -121,56 +148,19 @@ func (s *settingsBuilder) caFile(key, p, from string) bool {
 	return true
 }
 
-func (s *settingsBuilder) npm() {
-	files := []string{filepath.Join(s.in.Home, ".npmrc")}
-	for _, p := range s.in.NpmPrefixes {
-		files = append(files, filepath.Join(p, "etc", "npmrc"))
-	}
-	files = append(files, "/usr/local/etc/npmrc", "/etc/npmrc")
-	got := map[string]bool{}
-	for _, f := range files {
-		b := s.read(f)
-		if b == nil {
-			continue
-		}
-		m := npmreg.ParseNpmrc(b, s.getenv)
-		var left []string
-		for k := range m {
-			if !contains(npmKeys, k) {
-				left = append(left, k)
-			}
-		}
-		for _, k := range npmKeys {
-			v, ok := m[k]
-			if !ok || got[k] || s.getenv("npm_config_"+strings.ReplaceAll(k, "-", "_")) != "" {
-				continue
-			}
-			got[k] = true
-			switch k {
-			case "registry", "proxy", "https-proxy":
-				v = withoutUserinfo(v)
-			case "cafile":
-				if !s.caFile(k, v, f) {
-					continue
-				}
-				s.env("NODE_EXTRA_CA_CERTS", v)
-			}
-			s.env("npm_config_"+strings.ReplaceAll(k, "-", "_"), v)
-		}
-		if len(left) > 0 {
-			sort.Strings(left)
-			s.note("%s: npm settings carried; left out: %s", f, strings.Join(left, " "))
-		} else {
-			s.note("%s: npm settings carried", f)
-		}
-	}
-}
-
+// pip reads its configuration files as pip does: the global ones, the
+// user's, then PIP_CONFIG_FILE (alone when it is /dev/null); a later file
+// wins, and in each the [install] section over [global].
 func (s *settingsBuilder) pip() {
-	files := []string{"/etc/pip.conf", filepath.Join(s.in.Home, ".pip", "pip.conf"), s.xdg("pip", "pip.conf")}
+	files := []string{"/etc/xdg/pip/pip.conf", "/etc/pip.conf", filepath.Join(s.in.Home, ".pip", "pip.conf"), s.xdg("pip", "pip.conf")}
+	if f := s.getenv("PIP_CONFIG_FILE"); f == "/dev/null" {
+		files = nil
+	} else if f != "" {
+		files = append(files, f)
+	}
 	vals := map[string]string{}
 	from := map[string]string{}
-	for _, f := range files { // later files win, as in pip
+	for _, f := range files {
 		b := s.read(f)
 		if b == nil {
 			continue
@@ -185,34 +175,54 @@ func (s *settingsBuilder) pip() {
 				continue
 			}
 			if _, ok := pipKeys[e[0]]; ok {
-				vals[e[0]], from[e[0]] = e[1], f
+				vals[section+"."+e[0]], from[section+"."+e[0]] = e[1], f
 			}
 		}
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
+	keys := make([]string, 0, len(pipKeys))
+	for k := range pipKeys {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v, name := vals[k], pipKeys[k]
-		if s.getenv(name) != "" {
+		sk := "install." + k
+		if _, ok := vals[sk]; !ok {
+			sk = "global." + k
+		}
+		v, ok := vals[sk]
+		name := pipKeys[k]
+		if !ok || s.getenv(name) != "" {
 			continue
 		}
-		switch k {
-		case "index-url", "extra-index-url", "proxy":
-			var urls []string
-			for _, u := range strings.Fields(v) {
-				urls = append(urls, withoutUserinfo(u))
+		// Several values (one a line, or on one line) are one a word
+		// in the variable, as pip reads it.
+		words := strings.Fields(v)
+		why := ""
+		if len(words) == 0 {
+			why = "empty"
+		}
+		for i, w := range words {
+			if why = notPlain(w); why != "" {
+				break
 			}
-			v = strings.Join(urls, " ")
-		case "cert":
-			if !s.caFile(k, v, from[k]) {
-				continue
+			switch k {
+			case "index-url", "extra-index-url", "proxy":
+				words[i], why = plainURL(w)
+			case "cert":
+				if len(words) != 1 || !s.caFile(k, w, from[sk]) {
+					why = "the file is not shown"
+				}
+			}
+			if why != "" {
+				break
 			}
 		}
-		s.env(name, v)
-		s.note("%s: pip %s carried", from[k], k)
+		if why != "" {
+			s.note("%s: pip %s left out: %s", from[sk], k, why)
+			continue
+		}
+		s.env(name, strings.Join(words, " "))
+		s.note("%s: pip %s carried", from[sk], k)
 	}
 }
 
@@ -235,11 +245,11 @@ func (s *settingsBuilder) goEnv() {
 			continue
 		}
 		if k == "GOPROXY" || k == "GONOSUMDB" || k == "GOSUMDB" {
-			var parts []string
-			for _, p := range strings.Split(v, ",") {
-				parts = append(parts, withoutUserinfo(p))
+			var why string
+			if v, why = goURLs(v); why != "" {
+				s.note("%s: go %s left out: %s", f, k, why)
+				continue
 			}
-			v = strings.Join(parts, ",")
 		}
 		s.env(k, v)
 		s.note("%s: go %s carried", f, k)
@@ -261,47 +271,72 @@ func (s *settingsBuilder) xdg(parts ...string) string {
 	return filepath.Join(append([]string{base}, parts...)...)
 }
 
-// iniLines returns the key = value lines of a pip.conf, and
-// sections as {"[", name}. Comments (; #) and continuation lines are
-// skipped.
+// iniLines returns the key = value (or key: value) lines of a pip.conf,
+// as Python's configparser reads them, and sections as {"[", name}: keys
+// in lower case with _ as -, as pip takes them; an indented line goes on
+// the value before it, after a line break; # and ; start comment lines.
 func iniLines(b []byte) [][2]string {
 	var out [][2]string
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	value := false // the last line was a key's, or continued one
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
+		raw := strings.TrimRight(sc.Text(), " \t\r")
+		line := strings.TrimSpace(raw)
 		switch {
-		case line == "", line[0] == ';', line[0] == '#':
+		case line == "":
+			continue
+		case line[0] == ';' || line[0] == '#':
+			continue
+		case value && raw[0] != line[0]: // indented: a continuation
+			out[len(out)-1][1] += "\n" + line
 			continue
 		case line[0] == '[' && strings.HasSuffix(line, "]"):
 			out = append(out, [2]string{"[", strings.TrimSpace(line[1 : len(line)-1])})
+			value = false
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
+		i := strings.IndexAny(line, "=:")
+		if i < 0 {
+			value = false
 			continue
 		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
-			v = v[1 : len(v)-1]
-		}
-		out = append(out, [2]string{k, v})
+		k := strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[:i])), "_", "-")
+		out = append(out, [2]string{k, strings.TrimSpace(line[i+1:])})
+		value = true
 	}
 	return out
 }
 
-// withoutUserinfo drops user:password@ from a URL (a token in a registry
-// or proxy URL is a credential).
-func withoutUserinfo(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if err != nil && strings.Contains(raw, "@") {
-			return ""
+// goURLs drops user:password@ from each URL of a GOPROXY list (entries
+// between , and |) or a GOSUMDB (name+key URL), or says why the value is
+// left out: a URL with a query or a fragment, an @ elsewhere.
+func goURLs(v string) (string, string) {
+	var b strings.Builder
+	for v != "" {
+		i := strings.IndexAny(v, ",| ")
+		if i < 0 {
+			i = len(v)
 		}
-		return raw
+		part := v[:i]
+		switch {
+		case strings.Contains(part, "://"):
+			u, why := plainURL(part)
+			if why != "" {
+				return "", why
+			}
+			part = u
+		case strings.Contains(part, "@"):
+			return "", "it holds @ outside a URL"
+		}
+		b.WriteString(part)
+		if i < len(v) {
+			b.WriteByte(v[i])
+			i++
+		}
+		v = v[i:]
 	}
-	u.User = nil
-	return u.String()
+	return b.String(), ""
 }
 
 func inAny(p string, dirs []string) string {

@@ -3,6 +3,7 @@ package toolchain
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -330,5 +331,21 @@ func TestMasks(t *testing.T) {
 	want := []string{"/home/u/.nvm/versions/node/v20/etc/npmrc", "/home/u/.pyenv/versions/3.12/pip.conf", "/opt/tool/.netrc"}
 	if diff := cmp.Diff(want, p.Masks); diff != "" {
 		t.Errorf("masks (-want +got):\n%s", diff)
+	}
+}
+
+// The docs and the man page name every credential place of the one list.
+func TestSecretListDocumented(t *testing.T) {
+	for _, doc := range []string{"../../docs/launcher.md", "../../man/claude-sandbox-init.5"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(b), `\`, "")
+		for _, s := range SecretList("~") {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s does not name the credential place %s", doc, s)
+			}
+		}
 	}
 }

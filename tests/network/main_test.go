@@ -82,6 +82,8 @@ func TestMain(m *testing.M) {
 		os.Exit(multicall.Code(err))
 	case "probe":
 		os.Exit(probeMain())
+	case "netctl":
+		os.Exit(netctlMain())
 	}
 	code := m.Run()
 	if binDir != "" {

@@ -122,6 +122,11 @@ type policyWorld struct {
 	presetDir string
 	udpSeen   chan string // what the UDP 443 and 853 listeners received
 	dnsPid    int         // netns-dns
+	stopDNS   func()
+	control   string // netns-dns's control socket
+	stateDir  string // netns-dns's state directory
+	pinFloor  time.Duration
+	nofile    int
 }
 
 // newPolicyWorld builds the world with firewall as netns-firewall.conf and
@@ -174,13 +179,30 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		}()
 	}
 
-	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
-		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir}
-	if pinFloor > 0 {
-		args = append(args, "--testonly-pin-floor="+pinFloor.String())
+	// The control socket in a directory every user can traverse (the
+	// tests' other users connect to it), the state in one of the test's.
+	w.control = filepath.Join(w.dir, "control", "control.sock")
+	w.stateDir = filepath.Join(w.dir, "state")
+	if err := os.Mkdir(filepath.Dir(w.control), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if nofile > 0 {
-		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile), "nsenter"}, args...)
+	w.pinFloor, w.nofile = pinFloor, nofile
+	w.startDNS()
+	return w
+}
+
+// startDNS starts netns-dns in the world's host; the test's end stops it.
+func (w *policyWorld) startDNS() {
+	t := w.t
+	t.Helper()
+	args := []string{"--net=/run/netns/" + w.host, "--", testutil.Binary(t), "netns-dns",
+		"--testonly-listen=" + gateway + ":53", "--testonly-policy-dir=" + w.policyDir, "--testonly-log-dir=" + w.logDir,
+		"--testonly-control=" + w.control, "--testonly-state-dir=" + w.stateDir}
+	if w.pinFloor > 0 {
+		args = append(args, "--testonly-pin-floor="+w.pinFloor.String())
+	}
+	if w.nofile > 0 {
+		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", w.nofile, w.nofile), "nsenter"}, args...)
 	} else {
 		args = append([]string{"nsenter"}, args...)
 	}
@@ -191,17 +213,20 @@ func newPolicyWorldLimit(t *testing.T, firewall string, pinFloor time.Duration, 
 		t.Fatal(err)
 	}
 	w.dnsPid = cmd.Process.Pid // prlimit and nsenter exec it: no fork for a network namespace
-	t.Cleanup(func() {
-		if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
-			cmd.Process.Signal(syscall.SIGQUIT)
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("netns-dns:\n%s", stderr.String())
-		}
-	})
-	return w
+	var once sync.Once
+	w.stopDNS = func() {
+		once.Do(func() {
+			if t.Failed() && os.Getenv("NETNS_DNS_DUMP") != "" {
+				cmd.Process.Signal(syscall.SIGQUIT)
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("netns-dns:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Cleanup(w.stopDNS)
 }
 
 // writeNsConf writes netns-firewall.d/NAME.conf.

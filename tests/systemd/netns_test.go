@@ -409,12 +409,14 @@ func stageInstall(t *testing.T) string {
 // productState lists what an install, a run or an update of the product
 // may have left on the host, for the machine to hide: every file the
 // staged install holds, the files of earlier versions, the state
-// directories (denial logs, policies, namespaces) and the agent's bin dir
+// directories (denial logs, policies, namespaces, netns-dns's control
+// socket and approvals) and the agent's bin dir
 // with its state.
 func productState(t *testing.T, stage string) []string {
 	t.Helper()
 	out := []string{
 		"/var/log/netns-dns", "/var/log/private/netns-dns",
+		"/run/netns-dns", "/var/lib/netns-dns", "/var/lib/private/netns-dns",
 		nsname.EtcDir, nsname.RunDir, "/run/netns-policy",
 		filepath.Dir(buildinfo.BinDir),
 		"/usr/local/etc/netns-firewall.d",

@@ -11,6 +11,7 @@ package kongparse
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/alecthomas/kong"
@@ -39,6 +40,52 @@ func Parse(target any, help *bool, name, description string, args []string, stdi
 		}
 		return ErrHelp
 	}
+	return nil
+}
+
+// ParseCommand is Parse for a target with commands (cmd:"" fields): it
+// returns the command chosen, as kong names it ("allow <name>"), or ""
+// when only the help was asked for.
+func ParseCommand(target any, help *bool, name, description string, args []string, stdio multicall.Stdio) (string, error) {
+	parser, err := newParser(target, name, description, stdio.Out, stdio.Err)
+	if err != nil {
+		return "", err
+	}
+	ctx, err := parser.Parse(args)
+	var pe *kong.ParseError
+	if ctx == nil && errors.As(err, &pe) {
+		ctx = pe.Context // a command or its argument missing: kong has applied the flags
+	}
+	if ctx != nil && *help {
+		// -h alone, or after a command: that command's help.
+		if err := ctx.PrintUsage(false); err != nil {
+			return "", err
+		}
+		return "", ErrHelp
+	}
+	if err != nil {
+		return "", multicall.Usagef("%w (see --help)", err)
+	}
+	return ctx.Command(), nil
+}
+
+// Pairs is a repeatable option of two words (--port tcp 443): each use
+// adds "WORD WORD".
+type Pairs []string
+
+// Decode takes the option's two words.
+func (p *Pairs) Decode(ctx *kong.DecodeContext) error {
+	var w [2]string
+	for i := range w {
+		t := ctx.Scan.Peek()
+		s, ok := t.Value.(string)
+		if !t.IsValue() || !ok {
+			return fmt.Errorf("want two words, got %d", i)
+		}
+		ctx.Scan.Pop()
+		w[i] = s
+	}
+	*p = append(*p, w[0]+" "+w[1])
 	return nil
 }
 

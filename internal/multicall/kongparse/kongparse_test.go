@@ -3,6 +3,7 @@ package kongparse
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +55,52 @@ func TestParse(t *testing.T) {
 	err = Parse(&f, &f.Help, "x", "Does x.", []string{"--zzzzzz"}, multicall.Stdio{Out: &out})
 	if multicall.Code(err) != 2 || multicall.Message(err) != "unknown flag --zzzzzz (see --help)" {
 		t.Errorf("Parse(--zzzzzz) = exit %d %q", multicall.Code(err), multicall.Message(err))
+	}
+}
+
+type testCommands struct {
+	Help bool `short:"h" help:"Show this help."`
+	Add  struct {
+		Name string `arg:"" help:"The name."`
+		Port Pairs  `name:"port" help:"A port."`
+	} `cmd:"" help:"Add a name."`
+	Del struct{} `cmd:"" help:"Delete."`
+}
+
+func TestParseCommand(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		cmd   string
+		code  int
+		msg   string
+		help  string // in the help printed
+		ports Pairs
+	}{
+		{"command", []string{"add", "x", "--port", "tcp", "22", "--port", "udp", "53"}, "add <name>", 0, "", "", Pairs{"tcp 22", "udp 53"}},
+		{"other command", []string{"del"}, "del", 0, "", "", nil},
+		{"no command", nil, "", 2, `expected one of "add", "del" (see --help)`, "", nil},
+		{"one word of a pair", []string{"add", "x", "--port", "tcp"}, "", 2, "--port: want two words, got 1 (see --help)", "", nil},
+		{"a flag for a word", []string{"add", "x", "--port", "--port", "tcp", "1"}, "", 2, "--port: want two words, got 0 (see --help)", "", nil},
+		{"help alone", []string{"-h"}, "", 0, "", "Commands:", nil},
+		{"help of a command missing its argument", []string{"add", "-h"}, "", 0, "", "Add a name.", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var f testCommands
+			var out bytes.Buffer
+			cmd, err := ParseCommand(&f, &f.Help, "x", "", tt.args, multicall.Stdio{Out: &out, Err: &out})
+			if tt.help != "" {
+				if !errors.Is(err, ErrHelp) || !strings.Contains(out.String(), tt.help) {
+					t.Fatalf("ParseCommand(%q) = %v, printed %q, want the help with %q", tt.args, err, out.String(), tt.help)
+				}
+				return
+			}
+			if cmd != tt.cmd || multicall.Code(err) != tt.code || multicall.Message(err) != tt.msg {
+				t.Fatalf("ParseCommand(%q) = %q, exit %d %q, want %q, exit %d %q", tt.args, cmd, multicall.Code(err), multicall.Message(err), tt.cmd, tt.code, tt.msg)
+			}
+			if !slices.Equal(f.Add.Port, tt.ports) {
+				t.Errorf("ParseCommand(%q): ports %q, want %q", tt.args, f.Add.Port, tt.ports)
+			}
+		})
 	}
 }

@@ -1,0 +1,385 @@
+package netnsdns
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+)
+
+// clock is a test's time.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+const owner, stranger = 1000, 1001
+
+// newApproveResolver is newTestResolver's namespace "agents" owned by uid
+// 1000, with a deny line, as change leaves it.
+func newApproveResolver(t *testing.T, change func(*netpolicy.Policy)) (*Resolver, *fakePinner, *clock) {
+	t.Helper()
+	r, up, pin, _ := newTestResolver(t)
+	up.zone["paste.test."] = []dns.RR{rr(t, "paste.test. 60 IN A 203.0.113.77")}
+	up.zone["other.evil.test."] = []dns.RR{rr(t, "other.evil.test. 60 IN A 203.0.113.67")}
+	p := netpolicy.Policy{Name: "agents", Addr: allowSrc, Mode: "allowlist", Upstream: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:53")},
+		Table: "claude_sandbox_ns_agents", Owners: []uint32{owner}, Deny: []string{"paste.test"},
+		Domains: []netpolicy.PolicyDomain{{Pattern: "api.example.com", Sets: []string{"pin0"}, Ports: []string{"tcp 443"}, Source: "config f:3"}}}
+	if change != nil {
+		change(&p)
+	}
+	if errs := r.SetPolicies(map[string][]byte{"a.json": p.Marshal()}); errs != nil {
+		t.Fatal(errs)
+	}
+	c := &clock{t: time.Unix(1000, 0)}
+	r.now = c.now
+	r.hub.owns = r.owns
+	return r, pin, c
+}
+
+func rcode(r *Resolver, name string, qtype uint16) string {
+	return dns.RcodeToString[r.Answer(context.Background(), allowSrc, query(name, qtype)).Rcode]
+}
+
+func TestApprovalOpensNameAndItsAddresses(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("before the approval: %s, want REFUSED", got)
+	}
+	rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "Evil.Test.", Scope: netctl.ScopeAlways, Ports: []string{"tcp 22", "udp 3478"}})
+	if rep.Error != "" {
+		t.Fatalf("allow by the owner: %s", rep.Error)
+	}
+	resp := r.Answer(context.Background(), allowSrc, query("evil.test.", dns.TypeA))
+	if resp.Rcode != dns.RcodeSuccess || len(resp.Answer) != 1 {
+		t.Fatalf("approved name: %v", resp)
+	}
+	if got, want := pin.flowList(), []string{"203.0.113.66 tcp 22", "203.0.113.66 udp 3478"}; !slices.Equal(got, want) {
+		t.Fatalf("approved set = %v, want %v", got, want)
+	}
+	if got := rcode(r, "other.evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("a name below the approved one: %s, want REFUSED", got)
+	}
+	list := r.Control(owner, netctl.Request{Op: netctl.OpList, Namespace: "agents"}).Allowances
+	want := []netctl.Allowance{
+		{Pattern: "api.example.com", Ports: []string{"tcp 443"}, Source: "config f:3"},
+		{Pattern: "evil.test", Ports: []string{"tcp 22", "udp 3478"}, Source: "approval", Scope: "always", By: owner},
+	}
+	if len(list) != 2 || list[0].Source != want[0].Source || list[1].Pattern != want[1].Pattern || list[1].Scope != "always" || list[1].By != owner || !slices.Equal(list[1].Ports, want[1].Ports) {
+		t.Fatalf("list = %+v, want %+v", list, want)
+	}
+
+	// Revoked: refused again, and its flows are gone.
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "evil.test"}); rep.Error != "" {
+		t.Fatalf("revoke: %s", rep.Error)
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" || len(pin.flowList()) != 0 {
+		t.Fatalf("after revoke: %s, approved set %v; want REFUSED and empty", got, pin.flowList())
+	}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "evil.test"}); rep.Error != "no approval of evil.test in namespace agents (claude-sandbox net list shows them)" {
+		t.Fatalf("revoke again: %q", rep.Error)
+	}
+}
+
+func TestApprovalRefusals(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	for _, tt := range []struct {
+		name string
+		uid  uint32
+		req  netctl.Request
+		want string
+	}{
+		{"stranger", stranger, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+		{"stranger lists", stranger, netctl.Request{Op: netctl.OpList, Namespace: "agents"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+		{"stranger watches", stranger, netctl.Request{Op: netctl.OpWatch, Namespace: "agents"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+		{"denied", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "paste.test"},
+			"paste.test is denied in namespace agents (deny lines of netns-firewall.conf): no approval can open it"},
+		{"no namespace", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "nope", Name: "evil.test"},
+			"namespace nope has no policy netns-dns knows: is it up (sudo netns-setup up nope)?"},
+		{"no session", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeSession},
+			"no launcher session of namespace agents is running: allow --once or --always"},
+		{"scope", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: "forever"},
+			`scope forever: use once, session or always`},
+		{"tld", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "*.test"},
+			`name: "*.test": a top-level domain alone: name a domain below it`},
+		{"ports", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Ports: []string{"tcp 1-100"}},
+			"ports: 100 ports, more than 64: name fewer (an approval opens each port of each address)"},
+		{"op", owner, netctl.Request{Op: "grant", Namespace: "agents"},
+			"unknown op grant: use list, denials, allow, revoke, watch, session or owned"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if rep := r.Control(tt.uid, tt.req); rep.Error != tt.want {
+				t.Fatalf("Control(%d, %+v) error %q, want %q", tt.uid, tt.req, rep.Error, tt.want)
+			}
+		})
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("after refused approvals: %s, want REFUSED", got)
+	}
+	if rep := r.Control(0, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test"}); rep.Error != "" {
+		t.Fatalf("root's approval: %s", rep.Error)
+	}
+	if got := r.Control(stranger, netctl.Request{Op: netctl.OpOwned}).Namespaces; got != nil {
+		t.Fatalf("a stranger's namespaces: %v, want none", got)
+	}
+	if got := r.Control(owner, netctl.Request{Op: netctl.OpOwned}).Namespaces; !slices.Equal(got, []string{"agents"}) {
+		t.Fatalf("the owner's namespaces: %v, want [agents]", got)
+	}
+
+	no, _, _ := newApproveResolver(t, func(p *netpolicy.Policy) { p.UserApprove = netpolicy.UserApproveNo })
+	if rep := no.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test"}); rep.Error != "namespace agents does not take approvals (user-approve no): ask an administrator for a domain line" {
+		t.Fatalf("user-approve no: %q", rep.Error)
+	}
+}
+
+// watch subscribes uid to ns's events.
+func watch(r *Resolver, uid uint32, ns string, session bool) *subscriber {
+	s := &subscriber{uid: uid, nss: []string{ns}, session: session, events: make(chan netctl.Event, eventBuffer)}
+	r.hub.add(s)
+	return s
+}
+
+func nextEvent(t *testing.T, s *subscriber) netctl.Event {
+	t.Helper()
+	select {
+	case e := <-s.events:
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+		return netctl.Event{}
+	}
+}
+
+// hold sends q as the UDP server does, returning the channel of its
+// later reply, or nil when it was answered at once.
+func handle(t *testing.T, r *Resolver, q *dns.Msg) (now *dns.Msg, later chan *dns.Msg) {
+	later = make(chan *dns.Msg, 4)
+	now = r.Handle(context.Background(), allowSrc, q, func(m *dns.Msg) { later <- m })
+	return now, later
+}
+
+func TestHeldQueryAnsweredByApproval(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	// Nobody listens: refused at once.
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("without a watcher: %v, want REFUSED at once", now)
+	}
+	w := watch(r, owner, "agents", false)
+	q := query("evil.test.", dns.TypeA)
+	now, first := handle(t, r, q)
+	if now != nil {
+		t.Fatalf("with the owner watching: answered at once %v, want held", now)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventHeld || e.Name != "evil.test" || e.Type != "A" || e.Until != time.Unix(1000, 0).Add(DefaultHold) {
+		t.Fatalf("event %+v, want held evil.test A until +%s", e, DefaultHold)
+	}
+	// Its retransmission (same id) takes its place; the AAAA query of the
+	// same lookup joins the hold.
+	now, again := handle(t, r, q.Copy())
+	if now != nil {
+		t.Fatal("retransmission answered at once")
+	}
+	if m := <-first; m != nil {
+		t.Fatalf("the replaced copy got %v, want nothing", m)
+	}
+	q6 := query("evil.test.", dns.TypeAAAA)
+	_, later6 := handle(t, r, q6)
+	if n := r.holds.held("agents"); n != 2 {
+		t.Fatalf("held %d, want 2", n)
+	}
+	if e := len(w.events); e != 0 {
+		t.Fatalf("%d more events for the same name, want none", e)
+	}
+	rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeOnce})
+	if rep.Error != "" || rep.Held != 2 {
+		t.Fatalf("allow: %+v, want 2 held answered", rep)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventApproved || e.Scope != "once" {
+		t.Fatalf("event %+v, want approved once", e)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventReleased || !e.Answered {
+		t.Fatalf("event %+v, want released answered", e)
+	}
+	if m := <-later6; m == nil || m.Rcode != dns.RcodeSuccess {
+		t.Fatalf("held AAAA: %v, want NOERROR", m)
+	}
+	if m := <-again; m == nil || m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Fatalf("held A (its retransmission): %v, want NOERROR with the address", m)
+	}
+	if got := pin.flowList(); !slices.Equal(got, []string{"203.0.113.66 tcp 443", "203.0.113.66 tcp 80"}) {
+		t.Fatalf("approved set %v, want the default ports of 203.0.113.66", got)
+	}
+}
+
+func TestHeldQueryRefusedAfterHold(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 1500 })
+	w := watch(r, owner, "agents", true)
+	now, later := handle(t, r, query("evil.test.", dns.TypeA))
+	if now != nil {
+		t.Fatalf("answered at once: %v", now)
+	}
+	nextEvent(t, w)
+	c.add(1499 * time.Millisecond)
+	r.SweepHolds()
+	if len(later) != 0 {
+		t.Fatal("released before its hold ended")
+	}
+	c.add(time.Millisecond)
+	r.SweepHolds()
+	if m := <-later; m == nil || m.Rcode != dns.RcodeRefused {
+		t.Fatalf("after the hold: %v, want REFUSED", m)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventReleased || e.Answered {
+		t.Fatalf("event %+v, want released, not answered", e)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventRefused || e.Name != "evil.test" {
+		t.Fatalf("event %+v, want refused evil.test", e)
+	}
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 1 || d[0].Name != "evil.test" || d[0].Count != 1 || !d[0].Approvable {
+		t.Fatalf("denials %+v, want evil.test once, approvable", d)
+	}
+	// Denied names and user-approve yes are never held.
+	if now, _ := handle(t, r, query("paste.test.", dns.TypeA)); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("a denied name: %v, want REFUSED at once", now)
+	}
+	d = r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 2 || d[1].Name != "paste.test" || d[1].Approvable {
+		t.Fatalf("denials %+v, want paste.test not approvable", d)
+	}
+	yes, _, _ := newApproveResolver(t, func(p *netpolicy.Policy) { p.UserApprove = netpolicy.UserApproveYes })
+	watch(yes, owner, "agents", false)
+	if now, _ := handle(t, yes, query("evil.test.", dns.TypeA)); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("user-approve yes: %v, want REFUSED at once", now)
+	}
+}
+
+func TestRevokeTakesCNAMETargets(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "www.example.com", Scope: netctl.ScopeAlways, Ports: []string{"tcp 22"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if got := rcode(r, "www.example.com.", dns.TypeA); got != "NOERROR" || !slices.Equal(pin.flowList(), []string{"203.0.113.20 tcp 22"}) {
+		t.Fatalf("approved CNAME chain: %s, flows %v", got, pin.flowList())
+	}
+	if got := rcode(r, "last.cdn.test.", dns.TypeA); got != "NXDOMAIN" {
+		t.Fatalf("its CNAME target: %s, want NXDOMAIN (forwarded: the fake upstream has no record of it alone)", got)
+	}
+	r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "www.example.com"})
+	if got := rcode(r, "last.cdn.test.", dns.TypeA); got != "REFUSED" || len(pin.flowList()) != 0 {
+		t.Fatalf("its CNAME target after revoke: %s, flows %v; want REFUSED and none", got, pin.flowList())
+	}
+}
+
+func TestSessionApprovalEndsWithLastSession(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	s1, s2 := watch(r, owner, "agents", true), watch(r, owner, "agents", true)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeSession}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	r.endSessions(r.hub.remove(s1))
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" {
+		t.Fatalf("one session left: %s, want NOERROR", got)
+	}
+	r.endSessions(r.hub.remove(s2))
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" || len(pin.flowList()) != 0 {
+		t.Fatalf("no session left: %s, flows %v; want REFUSED and none", got, pin.flowList())
+	}
+}
+
+func TestOnceApprovalEnds(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test"}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	c.add(netctl.OnceWindow - time.Second)
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" {
+		t.Fatalf("within the window: %s", got)
+	}
+	if got := rcode(r, "evil.test.", dns.TypeAAAA); got != "NOERROR" {
+		t.Fatalf("its AAAA: %s", got)
+	}
+	c.add(onceGrace)
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("after its answer: %s, want REFUSED", got)
+	}
+}
+
+func TestAlwaysApprovalSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	r, _, _ := newApproveResolver(t, nil)
+	r.approvals.dir = dir
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "*.evil.test", Scope: netctl.ScopeAlways}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "once.test"}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	again, _, _ := newApproveResolver(t, nil)
+	again.approvals.dir = dir
+	if errs := again.approvals.load(); errs != nil {
+		t.Fatal(errs)
+	}
+	if got := rcode(again, "other.evil.test.", dns.TypeA); got != "NOERROR" {
+		t.Fatalf("after a restart: %s, want NOERROR", got)
+	}
+	if l := again.approvals.list("agents", again.clock()); len(l) != 1 || l[0].Pattern != "*.evil.test" {
+		t.Fatalf("approvals after a restart %+v, want the always one alone", l)
+	}
+}
+
+func TestDenialsKeepDrops(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	r.dropped("agents", "tcp", netip.MustParseAddr("203.0.113.7"), 22)
+	c.add(time.Second)
+	rcode(r, "evil.test.", dns.TypeA)
+	rcode(r, "evil.test.", dns.TypeA)
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 2 || d[0].Drop != "tcp 203.0.113.7:22" || d[0].Approvable || d[1].Name != "evil.test" || d[1].Count != 2 || !d[1].Approvable {
+		t.Fatalf("denials %+v, want the drop, then evil.test twice", d)
+	}
+	if d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: time.Unix(1000, 0).Add(time.Second)}).Denials; len(d) != 1 || d[0].Name != "evil.test" {
+		t.Fatalf("denials since the drop %+v, want evil.test alone", d)
+	}
+}
+
+// FuzzControl: whatever another user sends on the control socket, it is
+// refused and changes nothing; whatever the owner sends, nothing panics.
+func FuzzControl(f *testing.F) {
+	f.Add("allow", "agents", "evil.test", "always", "tcp 22")
+	f.Add("revoke", "agents", "*.evil.test", "", "")
+	f.Add("session", "agents", "", "", "udp 1-65535")
+	f.Add("owned", "", "x\x00y", "once", "tcp")
+	f.Fuzz(func(t *testing.T, op, ns, name, scope, ports string) {
+		r, _, _ := newApproveResolver(t, nil)
+		req := netctl.Request{Op: op, Namespace: ns, Name: name, Scope: scope}
+		if ports != "" {
+			req.Ports = []string{ports}
+		}
+		rep := r.Control(stranger, req)
+		if op != netctl.OpOwned && !(op == netctl.OpWatch && ns == "") && rep.Error == "" {
+			t.Fatalf("a stranger's %+v: %+v, want an error", req, rep)
+		}
+		if len(rep.Namespaces) != 0 || len(r.approvals.list("agents", r.clock())) != 0 {
+			t.Fatalf("a stranger's %+v changed something: %+v", req, rep)
+		}
+		r.Control(owner, req)
+	})
+}

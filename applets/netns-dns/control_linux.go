@@ -1,0 +1,177 @@
+package netnsdns
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+)
+
+// maxControlConns bounds the open control connections of one user: each
+// holds a file and a goroutine, and a stream an event buffer.
+const maxControlConns = 64
+
+// controlServer serves the control socket.
+type controlServer struct {
+	r    *Resolver
+	ln   *net.UnixListener
+	logf func(string, ...any)
+
+	mu    sync.Mutex
+	conns map[uint32]int
+}
+
+// listenControl makes the control socket at path, connectable by every
+// user (mode 0666: the kernel names each caller, and Control decides),
+// in a directory only root can change. A socket left by an earlier run is
+// replaced; anything else at path is an error.
+func listenControl(path string) (*net.UnixListener, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return nil, &os.PathError{Op: "lstat", Path: dir, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != uint32(os.Geteuid()) || st.Mode&0o022 != 0 {
+		return nil, fmt.Errorf("%s: not a directory of netns-dns's user writable by it alone: remove it and start netns-dns again", dir)
+	}
+	if err := unix.Lstat(path, &st); err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+			return nil, fmt.Errorf("%s exists and is not a socket: remove it", path)
+		}
+		os.Remove(path)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(true)
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// serve accepts connections until the listener is closed.
+func (s *controlServer) serve() {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		if err != nil {
+			continue
+		}
+		go s.serveConn(c)
+	}
+}
+
+// peerUID is the uid of the process at the other end of c, as the kernel
+// recorded it at connect.
+func peerUID(c *net.UnixConn) (uint32, error) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var cred *unix.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) { cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
+		return 0, err
+	}
+	if serr != nil {
+		return 0, os.NewSyscallError("getsockopt SO_PEERCRED", serr)
+	}
+	return cred.Uid, nil
+}
+
+func (s *controlServer) serveConn(c *net.UnixConn) {
+	defer c.Close()
+	conn := netctl.NewConn(c)
+	uid, err := peerUID(c)
+	if err != nil {
+		conn.Send(netctl.Reply{Error: fmt.Sprintf("who is calling: %v", err)})
+		return
+	}
+	if !s.enter(uid) {
+		conn.Send(netctl.Reply{Error: fmt.Sprintf("uid %d has %d control connections open already: close some", uid, maxControlConns)})
+		return
+	}
+	defer s.leave(uid)
+	for {
+		var req netctl.Request
+		if err := conn.Recv(&req); err != nil {
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+				conn.Send(netctl.Reply{Error: fmt.Sprintf("bad request: %v: send one JSON object a line", err)})
+			}
+			return
+		}
+		rep := s.r.Control(uid, req)
+		if err := conn.Send(rep); err != nil {
+			return
+		}
+		if rep.Error == "" && (req.Op == netctl.OpWatch || req.Op == netctl.OpSession) {
+			s.stream(conn, uid, req, rep)
+			return
+		}
+	}
+}
+
+// stream sends the events of the namespaces of rep until the client
+// closes the connection; a session's end drops the session approvals of
+// a namespace with no other session.
+func (s *controlServer) stream(conn *netctl.Conn, uid uint32, req netctl.Request, rep netctl.Reply) {
+	sub := &subscriber{uid: uid, session: req.Op == netctl.OpSession, events: make(chan netctl.Event, eventBuffer)}
+	if req.Namespace == "" {
+		sub.all = true
+	} else {
+		sub.nss = rep.Namespaces
+	}
+	s.r.hub.add(sub)
+	defer func() { s.r.endSessions(s.r.hub.remove(sub)) }()
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, conn.Raw()) // until the client closes
+		close(done)
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		case e := <-sub.events:
+			if err := conn.Send(e); err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *controlServer) enter(uid uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = map[uint32]int{}
+	}
+	if s.conns[uid] >= maxControlConns {
+		return false
+	}
+	s.conns[uid]++
+	return true
+}
+
+func (s *controlServer) leave(uid uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns[uid]--; s.conns[uid] <= 0 {
+		delete(s.conns, uid)
+	}
+}

@@ -1,0 +1,28 @@
+package netctl
+
+import "testing"
+
+func TestAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		d        Denial
+		ns       string
+		cmd, why string
+	}{
+		{"name", Denial{Name: "pypi.org", Approvable: true}, "", "claude-sandbox net allow pypi.org --session", ""},
+		{"other namespace", Denial{Name: "pypi.org", Approvable: true}, "shared", "claude-sandbox net allow pypi.org --session --namespace shared", ""},
+		{"forbidden", Denial{Name: "pypi.org"}, "", "", WhyNotYours},
+		{"drop", Denial{Drop: "tcp 203.0.113.7:22", Approvable: true}, "", "", WhyDrop},
+		{"shell in the name", Denial{Name: "$(reboot).example.com", Approvable: true}, "", "", WhyNotName},
+		{"escaped byte", Denial{Name: `a\010b.example.com`, Approvable: true}, "", "", WhyNotName},
+		{"top-level domain", Denial{Name: "localhost", Approvable: true}, "", "", WhyNotName},
+		{"bad namespace", Denial{Name: "pypi.org", Approvable: true}, "x;y", "", WhyNotName},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, why := Advice(tc.d, ScopeSession, tc.ns)
+			if cmd != tc.cmd || why != tc.why {
+				t.Errorf("Advice(%+v, %q) = %q, %q, want %q, %q", tc.d, tc.ns, cmd, why, tc.cmd, tc.why)
+			}
+		})
+	}
+}

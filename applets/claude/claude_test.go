@@ -57,10 +57,10 @@ func TestReadKnobs(t *testing.T) {
 		want  knobs
 		usage string
 	}{
-		{"defaults", nil, knobs{"/opt/claude/bin", "/home/u/.claude-home", "/tmp/claude-private-1000", "agents"}, ""},
+		{"defaults", nil, knobs{"/opt/claude/bin", "/home/u/.claude-home", "", "agents"}, ""},
 		{"overrides", map[string]string{"CLAUDE_SBX_BINDIR": "/x/bin/", "CLAUDE_SBX_HOME": "/data/sbx", "CLAUDE_SBX_TMP": "/var/tmp/me", "CLAUDE_SBX_NETNS": "work-2"},
 			knobs{"/x/bin", "/data/sbx", "/var/tmp/me", "work-2"}, ""},
-		{"relative home below home", map[string]string{"CLAUDE_SBX_HOME": "sbx/a"}, knobs{"/opt/claude/bin", "/home/u/sbx/a", "/tmp/claude-private-1000", "agents"}, ""},
+		{"relative home below home", map[string]string{"CLAUDE_SBX_HOME": "sbx/a"}, knobs{"/opt/claude/bin", "/home/u/sbx/a", "", "agents"}, ""},
 		{"relative bindir", map[string]string{"CLAUDE_SBX_BINDIR": "bin"}, knobs{}, `CLAUDE_SBX_BINDIR="bin": not an absolute path`},
 		{"relative tmp", map[string]string{"CLAUDE_SBX_TMP": "tmp"}, knobs{}, `CLAUDE_SBX_TMP="tmp": not an absolute path`},
 		{"host tmp", map[string]string{"CLAUDE_SBX_TMP": "/tmp/"}, knobs{}, "must be a directory of its own"},

@@ -5,8 +5,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
@@ -25,6 +28,7 @@ func decide(o options, in inputs) (*sandbox.Launch, error) {
 		Launcher: self, Environ: os.Environ(), Shell: o.shell, Args: o.args,
 		Config: in.directives, ConfigName: configName,
 	}
+	spec.Cgroup, spec.MemTotal = cgroup.ForSelf(uid), memTotal()
 	if spec.Ceiling, err = loadCeiling(); err != nil {
 		return nil, err
 	}
@@ -58,4 +62,25 @@ func loadCeiling() (sandboxcfg.Ceiling, error) {
 		return nil, err
 	}
 	return sandboxcfg.ParseCeiling(b, name)
+}
+
+// memTotal is the machine's memory in bytes from /proc/meminfo, 0 if it
+// cannot be read.
+func memTotal() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(v)
+			if len(f) != 2 || f[1] != "kB" {
+				return 0
+			}
+			if n, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+				return n << 10
+			}
+		}
+	}
+	return 0
 }

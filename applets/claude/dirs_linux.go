@@ -35,7 +35,7 @@ func checkSandboxHome(path string, uid int) func(r *hostpath.Resolved) error {
 	}
 }
 
-// The private tmp: another user can pre-create /tmp/claude-private-UID, or
+// The private tmp CLAUDE_SBX_TMP names: another user can pre-create it, or
 // a symlink there, to read or feed what the agent keeps in /tmp: refuse
 // rather than use it. Its directory must be one where nobody else can rename
 // or replace it (not writable by others, or sticky like /tmp).
@@ -95,15 +95,18 @@ func checkBinDir(path string, uid int) func(r *hostpath.Resolved) error {
 
 // dirRules are the checks of the launcher's own bind sources.
 func dirRules(k knobs, uid int) map[string]srcRule {
-	return map[string]srcRule{
+	rules := map[string]srcRule{
 		k.sandboxHome: {noFollow: true, exposeHome: true, check: checkSandboxHome(k.sandboxHome, uid),
 			create: true, name: "sandbox home"},
-		k.tmp: {noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid),
-			create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
-				return checkTmpParent(k.tmp, p.Path, &p.Stat, uid)
-			}},
 		k.binDir: {exposeHome: true, check: checkBinDir(k.binDir, uid)},
 	}
+	if k.tmp != "" {
+		rules[k.tmp] = srcRule{noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid),
+			create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
+				return checkTmpParent(k.tmp, p.Path, &p.Stat, uid)
+			}}
+	}
+	return rules
 }
 
 func linkTarget(r *hostpath.Resolved) string {

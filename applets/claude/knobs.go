@@ -2,7 +2,6 @@ package claude
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
@@ -14,13 +13,9 @@ import (
 type knobs struct {
 	binDir      string // CLAUDE_SBX_BINDIR
 	sandboxHome string // CLAUDE_SBX_HOME
-	tmp         string // CLAUDE_SBX_TMP
+	tmp         string // CLAUDE_SBX_TMP; "": /tmp is a tmpfs
 	netns       string // CLAUDE_SBX_NETNS
 }
-
-// DefaultTmp is the private /tmp of user uid unless CLAUDE_SBX_TMP says
-// otherwise.
-func DefaultTmp(uid int) string { return "/tmp/claude-private-" + strconv.Itoa(uid) }
 
 // readKnobs reads the knobs; a bad value is a usage error naming the
 // variable.
@@ -28,7 +23,6 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 	k := knobs{
 		binDir:      buildinfo.BinDir,
 		sandboxHome: buildinfo.HomeName,
-		tmp:         DefaultTmp(uid),
 		netns:       buildinfo.Netns,
 	}
 	for _, v := range []struct {
@@ -58,12 +52,14 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 		return k, bad("CLAUDE_SBX_BINDIR", k.binDir, "not an absolute path")
 	}
 	k.binDir = filepath.Clean(k.binDir)
-	if !filepath.IsAbs(k.tmp) {
-		return k, bad("CLAUDE_SBX_TMP", k.tmp, "not an absolute path")
-	}
-	k.tmp = filepath.Clean(k.tmp)
-	if k.tmp == "/tmp" || k.tmp == "/" {
-		return k, bad("CLAUDE_SBX_TMP", k.tmp, "the sandbox's /tmp must be a directory of its own")
+	if k.tmp != "" {
+		if !filepath.IsAbs(k.tmp) {
+			return k, bad("CLAUDE_SBX_TMP", k.tmp, "not an absolute path")
+		}
+		k.tmp = filepath.Clean(k.tmp)
+		if k.tmp == "/tmp" || k.tmp == "/" {
+			return k, bad("CLAUDE_SBX_TMP", k.tmp, "the sandbox's /tmp must be a directory of its own")
+		}
 	}
 	h := k.sandboxHome
 	if !filepath.IsAbs(h) {
@@ -81,6 +77,9 @@ func readKnobs(getenv func(string) string, home string, uid int) (knobs, error) 
 	// The same for the private tmp and the agent's directory (bound read
 	// write at /tmp, and read-only): by name here, on the fd at launch.
 	for _, v := range []struct{ name, val string }{{"CLAUDE_SBX_TMP", k.tmp}, {"CLAUDE_SBX_BINDIR", k.binDir}} {
+		if v.val == "" {
+			continue
+		}
 		if v.val == home || v.val == "/" || strings.HasPrefix(home, v.val+"/") {
 			return k, bad(v.name, v.val, "would expose your real home: want a directory of its own")
 		}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
@@ -37,7 +38,20 @@ func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *b
 	// extra become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
 	extra = append(extra, bound.files...)
-	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs, ended)
+	// Without a user manager, the chain starts in a cgroup of its own
+	// below the one delegated to the user (sandbox.Launch.Cgroup).
+	cgroupFD := -1
+	if l.Cgroup != nil {
+		g, err := cgroup.Make(*l.Cgroup, cgroup.Name(os.Getpid()))
+		if err != nil {
+			return fmt.Errorf("%w: the sandbox cannot have its budget in the cgroup delegated to you; check the delegation (claude-sandbox doctor)", err)
+		}
+		// The group outlives the chain only while a process of it is
+		// still exiting; then it stays, empty, and costs nothing.
+		defer g.Remove()
+		cgroupFD = g.FD()
+	}
+	return runChain(l.Argv(bwrapPath), l.Env, extra, cgroupFD, stdio, sigs, ended)
 }
 
 // sealedMemfd returns a sealed in-memory file holding data, positioned at
@@ -64,9 +78,11 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 }
 
 // runChain runs argv in a process group of its own (see
-// jobcontrol_linux.go) and waits for it, passing on its exit status and
-// the signals sigs catches; ended runs when the chain's head has ended,
-// before its orphans are reaped.
+// jobcontrol_linux.go), in the cgroup of cgroupFD unless it is -1 (clone3
+// with CLONE_INTO_CGROUP: the chain's first process is in it before it
+// execs), and waits for it, passing on its exit status and the signals
+// sigs catches; ended runs when the chain's head has ended, before its
+// orphans are reaped.
 //
 // Preconditions: none; it locks the calling goroutine to its OS thread
 // until the child is reaped, because the child's parent-death signal
@@ -79,7 +95,7 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
 // launch.
-func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher, ended func()) error {
+func runChain(argv, env []string, extra []*os.File, cgroupFD int, stdio multicall.Stdio, sigs *catcher, ended func()) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
@@ -111,7 +127,8 @@ func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs 
 	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Foreground: fg, Ctty: tty.fd},
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Foreground: fg, Ctty: tty.fd,
+			UseCgroupFD: cgroupFD >= 0, CgroupFD: cgroupFD},
 	})
 	if err != nil {
 		return fmt.Errorf("start %s: %w", argv[0], err)

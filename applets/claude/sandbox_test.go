@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -121,7 +124,10 @@ func TestHostProcessesHidden(t *testing.T) {
 	}
 }
 
-func TestPrivateTmp(t *testing.T) {
+// TestTmpIsBoundedTmpfs: by default the sandbox's /tmp is a tmpfs of
+// sandbox.DefaultTmpSize, empty at every start; writing past its size
+// fails with ENOSPC, and nothing of it lands in the host's /tmp.
+func TestTmpIsBoundedTmpfs(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	m := marker(t)
 	bait := filepath.Join(os.TempDir(), "claude-sbx-bait-"+m)
@@ -129,17 +135,60 @@ func TestPrivateTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Remove(bait)
-	r := s.Shell(t, `ls /tmp/claude-sbx-bait-`+m+`; echo "ls=$?"; echo `+m+` > /tmp/keep`)
+	r := s.Shell(t, `ls /tmp/claude-sbx-bait-`+m+`; echo "ls=$?"; stat -f -c %T /tmp; echo "size=$(( $(stat -f -c '%b*%S' /tmp) ))"; echo `+m+` > /tmp/keep-`+m)
 	mustOK(t, r)
 	if !strings.Contains(r.Stdout, "ls=2") {
 		t.Errorf("host /tmp bait visible inside: %v", r)
 	}
+	if want := fmt.Sprintf("tmpfs\nsize=%d\n", sandbox.DefaultTmpSize); !strings.Contains(r.Stdout, want) {
+		t.Errorf("/tmp inside: %v\nwant a tmpfs of %d bytes (%q)", r, sandbox.DefaultTmpSize, want)
+	}
+	r = s.Shell(t, `cat /tmp/keep-`+m+` 2>&1; echo "cat=$?"`)
+	mustOK(t, r)
+	if !strings.Contains(r.Stdout, "No such file or directory\ncat=1\n") {
+		t.Errorf("/tmp kept a file from the last start: %v", r)
+	}
+	// Nothing on the host: the private directory of the launchers before
+	// is neither made nor written.
+	uid := fmt.Sprint(s.User.Uid)
+	for _, p := range []string{filepath.Join(os.TempDir(), "keep-"+m), filepath.Join("/tmp/claude-private-"+uid, "keep-"+m)} {
+		if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the sandbox's /tmp file is on the host at %s: %v", p, err)
+		}
+	}
+
+	t.Run("full", func(t *testing.T) {
+		s.WriteConfig(t, "limit tmp 1M\n")
+		r := s.Shell(t, `head -c 2M /dev/zero >/tmp/fill; echo "head=$?"; wc -c </tmp/fill`)
+		mustOK(t, r)
+		if want := "\nhead: error writing 'standard output': No space left on device\n"; !strings.HasSuffix(r.Stderr, want) {
+			t.Errorf("filling /tmp under limit tmp 1M: stderr %q, want it to end with %q", r.Stderr, want)
+		}
+		if want := "head=1\n1048576\n"; r.Stdout != want {
+			t.Errorf("filling /tmp under limit tmp 1M: stdout %q, want %q", r.Stdout, want)
+		}
+	})
+}
+
+// TestPrivateTmpDirectory: CLAUDE_SBX_TMP makes /tmp that directory of
+// the host, which persists.
+func TestPrivateTmpDirectory(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	tmp := filepath.Join(testutil.PublicDir(t), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.User.Chown(t, tmp)
+	s.Env = []string{"CLAUDE_SBX_TMP=" + filepath.Join(tmp, "private")}
+	m := marker(t)
+	r := s.Shell(t, `echo `+m+` > /tmp/keep`)
+	mustOK(t, r)
 	r = s.Shell(t, `cat /tmp/keep`)
 	mustOK(t, r)
 	if strings.TrimSpace(r.Stdout) != m {
 		t.Errorf("private /tmp did not persist: %v", r)
 	}
-	fi, err := os.Lstat(s.Tmp)
+	fi, err := os.Lstat(filepath.Join(tmp, "private"))
 	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 		t.Errorf("private tmp on the host: %v, %v; want a 0700 directory", fi, err)
 	}
@@ -541,7 +590,7 @@ func TestDryRunStartsNothing(t *testing.T) {
 	if strings.Contains(r.Stdout, "started\n") && !strings.Contains(r.Stdout, "'echo started'") {
 		t.Errorf("dry run ran the command: %v", r)
 	}
-	for _, p := range []string{filepath.Join(s.Home, ".claude-home"), filepath.Join(s.Home, ".claude-homes"), s.Tmp} {
+	for _, p := range []string{filepath.Join(s.Home, ".claude-home"), filepath.Join(s.Home, ".claude-homes")} {
 		if _, err := os.Lstat(p); err == nil {
 			t.Errorf("dry run created %s", p)
 		}

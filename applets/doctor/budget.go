@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
+	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
@@ -32,9 +34,7 @@ func checkBudget(s *state) Result {
 	sc := s.firstExisting(systemctlPaths...)
 	switch {
 	case !path.IsAbs(dir) || !s.h.Reachable(sandbox.UserManagerSocket(dir)) || s.firstExisting(systemdRun...) == "":
-		r.Message = "no systemd user manager: the sandbox runs without a budget (no limits on memory, processes and CPU); limit lines refuse the start unless the config says budget optional"
-		r.Fix = "see the systemd-user line"
-		return r
+		return delegatedBudget(s, r)
 	case sc == "":
 		r.Status, r.Message, r.Fix = Skip, "systemctl is not installed", "sudo apt-get install systemd"
 		return r
@@ -71,6 +71,32 @@ func checkBudget(s *state) Result {
 		return r
 	}
 	r.Status, r.Message = OK, fmt.Sprintf("agent.slice from %s: %s", props["FragmentPath"], strings.Join(shown, " "))
+	return r
+}
+
+// delegatedBudget checks the budget without a user manager: the cgroup v2
+// subtree delegated to the user, where the launcher makes each sandbox's
+// cgroup, as the launcher finds it (cgroup.ForSelf).
+func delegatedBudget(s *state, r Result) Result {
+	d := s.h.Cgroup()
+	if d.Dir == "" {
+		r.Message = "no systemd user manager, and " + d.Why + ": the sandbox runs without a budget (no limits on memory, processes and CPU); limit lines refuse the start unless the config says budget optional"
+		r.Fix = "see the systemd-user line, or have a cgroup v2 subtree delegated to you (docs/launcher.md, Budgets)"
+		return r
+	}
+	dir := path.Join(cgroup.Root, d.Dir)
+	var missing []string
+	for _, c := range []string{"memory", "pids", "cpu"} {
+		if !d.Has(c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		r.Message = fmt.Sprintf("no systemd user manager; the sandbox runs in a cgroup below %s (delegated to you), whose children have no %s controller: no limit of those kinds", quote.String(dir), strings.Join(missing, ", "))
+		r.Fix = fmt.Sprintf("enable them for its children: echo '+%s' > %s", strings.Join(missing, " +"), path.Join(dir, "cgroup.subtree_control"))
+		return r
+	}
+	r.Status, r.Message = OK, fmt.Sprintf("no systemd user manager; the sandbox runs in a cgroup of its own below %s (delegated to you), with the memory, pids and cpu controllers", quote.String(dir))
 	return r
 }
 

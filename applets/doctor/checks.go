@@ -11,6 +11,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
@@ -88,6 +89,9 @@ type Host interface {
 	// DiskUsage is the space the files below dir take, symlinks not
 	// followed, not crossing into other file systems.
 	DiskUsage(dir string) (int64, error)
+	// Cgroup is cgroup.ForSelf: the cgroup v2 subtree delegated to the
+	// user, as the launcher finds it.
+	Cgroup() cgroup.Delegation
 }
 
 // Config says what to check: the installed paths and the launcher's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
@@ -35,7 +36,10 @@ type fakeHost struct {
 	bwrap     string // "" for none found
 	tree      toolchain.Host
 	usage     map[string]int64 // DiskUsage by directory
+	cgroup    cgroup.Delegation
 }
+
+func (h *fakeHost) Cgroup() cgroup.Delegation { return h.cgroup }
 
 func (h *fakeHost) ReadFile(p string) ([]byte, error) {
 	if v, ok := h.files[p]; ok {
@@ -332,8 +336,18 @@ func TestChecks(t *testing.T) {
 		}, "agent-slice", Fail, "Access denied", "run it to see: " + sliceKey + "; then: systemctl --user status agent.slice"},
 		{"budget healthy", false, func(h *fakeHost) {}, "budget", OK,
 			"agent.slice from /usr/local/lib/systemd/user/agent.slice: MemoryHigh=18446744073 MemoryMax=20876364595 TasksMax=4096 CPUWeight=50 IOWeight=50", ""},
-		{"budget without user manager", false, func(h *fakeHost) { h.reachable = map[string]bool{} },
-			"budget", Warn, "no systemd user manager: the sandbox runs without a budget", "see the systemd-user line"},
+		{"budget without user manager", false, func(h *fakeHost) {
+			h.reachable = map[string]bool{}
+			h.cgroup = cgroup.Delegation{Why: "no cgroup v2 hierarchy at /sys/fs/cgroup (cgroup v1?)"}
+		}, "budget", Warn, "no systemd user manager, and no cgroup v2 hierarchy at /sys/fs/cgroup (cgroup v1?): the sandbox runs without a budget", "see the systemd-user line, or have a cgroup v2 subtree delegated to you (docs/launcher.md, Budgets)"},
+		{"budget in a delegated cgroup", false, func(h *fakeHost) {
+			h.reachable = map[string]bool{}
+			h.cgroup = cgroup.Delegation{Dir: "box/alice", Controllers: []string{"cpu", "memory", "pids"}}
+		}, "budget", OK, "no systemd user manager; the sandbox runs in a cgroup of its own below /sys/fs/cgroup/box/alice (delegated to you), with the memory, pids and cpu controllers", ""},
+		{"budget in a delegated cgroup without controllers", false, func(h *fakeHost) {
+			h.reachable = map[string]bool{}
+			h.cgroup = cgroup.Delegation{Dir: "box/alice", Controllers: []string{"memory"}}
+		}, "budget", Warn, "whose children have no pids, cpu controller", "enable them for its children: echo '+pids +cpu' > /sys/fs/cgroup/box/alice/cgroup.subtree_control"},
 		{"budget without slice file", false, func(h *fakeHost) {
 			h.cmds[budgetKey] = Output{Stdout: "FragmentPath=\nMemoryHigh=infinity\nMemoryMax=infinity\nTasksMax=infinity\nCPUWeight=[not set]\nIOWeight=[not set]\n"}
 		}, "budget", Warn, "agent.slice has no unit file", installSlice},

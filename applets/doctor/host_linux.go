@@ -18,6 +18,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bindir"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 	"github.com/claude-sandbox/claude-sandbox/internal/toolchain"
 )
@@ -110,6 +111,8 @@ func (osHost) AgentState(dir string) (*bindir.State, error) { return bindir.Read
 func (osHost) TrustBinDir(dir string) error                 { return bindir.CheckTrusted(dir) }
 
 func (osHost) Tree() toolchain.Host { return osTree{} }
+
+func (h osHost) Cgroup() cgroup.Delegation { return cgroup.ForSelf(h.uid) }
 
 // osTree is the real file system for toolchain.Make. It only looks: the
 // doctor binds nothing, so nothing here is checked again on an fd.

@@ -3,7 +3,6 @@ package doctor
 import (
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
@@ -31,9 +30,11 @@ func sandboxWritable(h Host, home string) []string {
 	if filepath.IsAbs(sbxHome) {
 		out = append(out, filepath.Clean(sbxHome))
 	}
+	// Without CLAUDE_SBX_TMP, /tmp is a tmpfs of the sandbox's own; the
+	// directory earlier launchers used holds what earlier sandboxes wrote.
 	tmp := h.Getenv("CLAUDE_SBX_TMP")
 	if tmp == "" {
-		tmp = "/tmp/claude-private-" + strconv.Itoa(h.UID())
+		tmp = sandbox.LegacyTmp(h.UID())
 	}
 	if filepath.IsAbs(tmp) {
 		out = append(out, filepath.Clean(tmp))

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"path"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -18,6 +21,12 @@ var scopeDefaults = map[string]string{
 	sandboxcfg.LimitTasks:  "TasksMax=2048",
 }
 
+// DefaultTmpSize is the size of the sandbox's /tmp, a tmpfs, when neither
+// the config nor the admin's ceiling gives one; a memory limit smaller
+// than twice that halves it, so that a full /tmp leaves the sandbox
+// memory to run in.
+const DefaultTmpSize = 2 << 30
+
 // scopeProperty names the systemd property of each kind the scope carries.
 var scopeProperty = map[string]string{
 	sandboxcfg.LimitMemory: "MemoryMax",
@@ -25,9 +34,14 @@ var scopeProperty = map[string]string{
 	sandboxcfg.LimitCPU:    "CPUQuota",
 }
 
-// NoBudgetNotice is what the launcher says when no user manager can hold
-// the sandbox's budget; the doctor says the same.
-const NoBudgetNotice = "budget: none: no systemd user manager answers, so the sandbox runs without limits on memory, processes and CPU; to have them, start claude in a login session with a user manager (systemctl --user status; loginctl enable-linger for ssh without a session)"
+// NoBudgetNotice is what the launcher says when neither a user manager nor
+// a delegated cgroup can hold the sandbox's budget; the doctor says the
+// same.
+const NoBudgetNotice = "budget: none: no systemd user manager answers and no cgroup v2 subtree is delegated to you, so the sandbox runs without limits on memory, processes and CPU; to have them, start claude in a login session with a user manager (systemctl --user status; loginctl enable-linger for ssh without a session), or have a cgroup v2 subtree delegated to you (docs/launcher.md, Budgets)"
+
+// cgroupDefaultTasks is the default of pids.max in a delegated cgroup, as
+// scopeDefaults' TasksMax is in a scope.
+const cgroupDefaultTasks = 2048
 
 // limitLine is a limit directive that holds now.
 type limitLine struct {
@@ -77,14 +91,26 @@ var controllerOf = map[string]string{
 // request above the ceiling refuses the start. Memory, tasks and CPU
 // become properties of the scope when the user manager has the cgroup
 // controller that enforces them; a limit that nothing would enforce
-// refuses the start unless the config says `budget optional`. The tmp
-// limit makes /tmp a tmpfs of that size instead of the private directory.
-func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
+// refuses the start unless the config says `budget optional`. /tmp is a
+// tmpfs of the tmp limit's size (DefaultTmpSize, or half a smaller memory
+// limit, by default), unless CLAUDE_SBX_TMP names a directory and no
+// limit tmp holds.
+func (l *Launch) budgets(h Host, s Spec, systemd bool, systemdVersion int) error {
 	// Why a scope property would not hold, "" when it would.
 	unenforced := map[string]string{}
+	// Without a user manager, a cgroup v2 subtree delegated to the user
+	// holds the budget: the sandbox runs in a child of it (l.Cgroup).
+	delegated := !systemd && s.Cgroup.Dir != ""
 	if !systemd {
-		for k := range controllerOf {
-			unenforced[k] = "no systemd user manager answers"
+		for k, c := range controllerOf {
+			switch {
+			case !delegated && s.Cgroup.Why != "":
+				unenforced[k] = "no systemd user manager answers and " + s.Cgroup.Why
+			case !delegated:
+				unenforced[k] = "no systemd user manager answers"
+			case !s.Cgroup.Has(c):
+				unenforced[k] = fmt.Sprintf("no systemd user manager answers, and the cgroup delegated to you has no %s controller for its children (%s)", c, path.Join(cgroup.Root, s.Cgroup.Dir, "cgroup.subtree_control"))
+			}
 		}
 	} else {
 		file := UserControllers(s.UID)
@@ -103,7 +129,20 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		}
 	}
 	var props, shown, unheld []string
+	switch {
+	case systemd && systemdVersion >= oomPolicyScopes:
+		// An OOM kill of one of the sandbox's processes ends them all
+		// (memory.oom.group), and nothing outside the scope.
+		props = append(props, "OOMPolicy=kill")
+		shown = append(shown, "oom: the OOM killer ends all of the sandbox's processes at once, none outside it (OOMPolicy=kill)")
+	case systemd:
+		// An older manager refuses the property, and the scope with it.
+		shown = append(shown, fmt.Sprintf("oom: an OOM kill ends the process it picks only: OOMPolicy needs systemd %d or later for a scope (found: %s)", oomPolicyScopes, versionName(systemdVersion)))
+	}
 	unheldLine, why := 0, ""
+	var memory uint64 // the memory limit in bytes, 0 if none
+	// The delegated cgroup's limits, by kind.
+	own := map[string]uint64{}
 	for _, kind := range sandboxcfg.LimitKinds {
 		req, asked := l.budget.limits[kind]
 		ceil, capped := s.Ceiling[kind]
@@ -119,13 +158,22 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		case capped:
 			value, from = ceil, s.CeilingName
 		}
+		if kind == sandboxcfg.LimitMemory {
+			memory = value
+		}
 		if kind == sandboxcfg.LimitTmp {
-			if value == 0 {
-				shown = append(shown, "tmp: the private directory "+quote(s.Tmp)+", bounded by its file system (default)")
+			if value == 0 && s.Tmp != "" {
+				shown = append(shown, "tmp: the directory "+quote(s.Tmp)+" (CLAUDE_SBX_TMP), bounded only by its file system")
 				continue
 			}
+			if value == 0 {
+				value, from = DefaultTmpSize, "default"
+				if memory != 0 && memory < 2*value {
+					value, from = memory/2, "default: half the memory limit"
+				}
+			}
 			if !l.sizeTmp(s, value) {
-				return fmt.Errorf("limit tmp: the plan has no private /tmp to replace")
+				return fmt.Errorf("limit tmp: the plan has no /tmp to size")
 			}
 			shown = append(shown, fmt.Sprintf("tmp: a tmpfs of %s (%s)", sandboxcfg.FormatLimit(kind, value), from))
 			continue
@@ -141,12 +189,24 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 					unheldLine = req.line
 				}
 				shown = append(shown, fmt.Sprintf("%s %s (%s): not enforced: %s", kind, sandboxcfg.FormatLimit(kind, value), from, unenforced[kind]))
-			} else if systemd {
+			} else if systemd || delegated {
 				shown = append(shown, fmt.Sprintf("%s: no limit: %s", kind, unenforced[kind]))
 			}
+		case value != 0 && delegated:
+			own[kind] = value
+			shown = append(shown, fmt.Sprintf("%s %s (%s)", kind, sandboxcfg.FormatLimit(kind, value), from))
 		case value != 0:
 			props = append(props, fmt.Sprintf("%s=%s", scopeProperty[kind], systemdValue(kind, value)))
 			shown = append(shown, fmt.Sprintf("%s %s (%s)", kind, sandboxcfg.FormatLimit(kind, value), from))
+		case delegated && kind == sandboxcfg.LimitTasks:
+			own[kind] = cgroupDefaultTasks
+			shown = append(shown, fmt.Sprintf("tasks %d (default)", cgroupDefaultTasks))
+		case delegated && kind == sandboxcfg.LimitMemory && s.MemTotal != 0:
+			own[kind] = s.MemTotal / 2
+			memory = own[kind]
+			shown = append(shown, fmt.Sprintf("memory %s: half the machine's (default)", sandboxcfg.FormatLimit(kind, own[kind])))
+		case delegated:
+			shown = append(shown, kind+": no limit of its own (default)")
 		case scopeDefaults[kind] != "":
 			props = append(props, scopeDefaults[kind])
 			shown = append(shown, fmt.Sprintf("%s %s of the machine (default)", kind, strings.SplitN(scopeDefaults[kind], "=", 2)[1]))
@@ -161,7 +221,12 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		return &sandboxcfg.Error{Name: s.ConfigName, Line: unheldLine, Msg: fmt.Sprintf(
 			"limit %s: %s, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", strings.Join(unheld, ", "), why)}
 	}
-	if !systemd {
+	if delegated {
+		p := cgroup.NewPlan(s.Cgroup, own[sandboxcfg.LimitMemory], own[sandboxcfg.LimitTasks], own[sandboxcfg.LimitCPU])
+		l.Cgroup = &p
+		l.Notes = append(l.Notes, "budget: no systemd user manager: the sandbox runs in a cgroup of its own, made below "+quote(p.Parent)+" (delegated to you) and removed when it ends")
+	}
+	if !systemd && !delegated {
 		l.notice(NoBudgetNotice)
 	} else {
 		for _, k := range sandboxcfg.LimitKinds {
@@ -179,6 +244,17 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool) error {
 		l.Notes = append(l.Notes, "budget: the scope's limits hold within agent.slice's, which every sandbox shares (systemctl --user show agent.slice)")
 	}
 	return nil
+}
+
+// oomPolicyScopes is the first systemd whose scopes take OOMPolicy
+// (NEWS of 252: "scope units now also provide oom-kill status").
+const oomPolicyScopes = 252
+
+func versionName(v int) string {
+	if v == 0 {
+		return "no libsystemd-shared"
+	}
+	return "systemd " + strconv.Itoa(v)
 }
 
 // systemdValue writes a value as systemd-run -p takes it.
@@ -201,12 +277,13 @@ func withProperties(cmd, props []string) []string {
 	return append(out, "--")
 }
 
-// sizeTmp replaces the bind of the private /tmp (mounts.go) with a tmpfs
-// of size bytes, in its place among the mounts. Its pages are charged to
-// the scope's memory.
+// sizeTmp gives the tmpfs at /tmp (mounts.go) its size in bytes, or
+// replaces the bind of the directory CLAUDE_SBX_TMP names with such a
+// tmpfs, in its place among the mounts. Its pages are charged to the
+// scope's memory.
 func (l *Launch) sizeTmp(s Spec, size uint64) bool {
 	for i, o := range l.Plan.Ops {
-		if o.Kind == bwrap.Bind && o.Src == s.Tmp && o.Dest == "/tmp" {
+		if o.Dest == "/tmp" && (o.Kind == bwrap.Tmpfs || o.Kind == bwrap.Bind && o.Src == s.Tmp) {
 			l.Plan.Ops[i] = bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/tmp", Size: size}
 			return true
 		}

@@ -3,8 +3,11 @@ package sandbox
 import (
 	"errors"
 	"path"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -44,6 +47,22 @@ func TestGoldenBudgets(t *testing.T) {
 		{"optional-cgroup-v1", "budget optional\nlimit tasks 64", "-", nil},
 		{"no-pids-controller", "limit memory 1G", "cpu memory", nil},
 	}
+	// Without a user manager, in a cgroup delegated to the user.
+	delegated := []struct {
+		name, config string
+		cgroup       cgroup.Delegation
+	}{
+		{"delegated", "limit tasks 64\nlimit cpu 150%", cgroup.Delegation{Dir: "box/user", Controllers: []string{"cpu", "memory", "pids"}}},
+		{"delegated-no-cpu", "budget optional\nlimit cpu 150%", cgroup.Delegation{Dir: "box/user", Controllers: []string{"memory", "pids"}}},
+	}
+	for _, tt := range delegated {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSpec()
+			s.Cgroup, s.MemTotal = tt.cgroup, 16<<30
+			s.Config = parseConfig(t, s, tt.config)
+			golden(t, "budget-"+tt.name, dryRun(t, debianHost(), s))
+		})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := debianHost()
@@ -78,16 +97,25 @@ func TestBudgetRefused(t *testing.T) {
 			"~/.claude-sandbox-init:1: limit memory: the user manager has no cgroup v2 controllers (/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers: cannot read it: cgroup v1?), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
 		{"no pids controller", "limit memory 1G\nlimit tasks 10", "cpu memory", nil,
 			"~/.claude-sandbox-init:2: limit tasks: the user manager's cgroup has no pids controller (/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/cgroup.controllers), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"delegated without the cpu controller", "limit cpu 150%", "delegated memory pids", nil,
+			"~/.claude-sandbox-init:1: limit cpu: no systemd user manager answers, and the cgroup delegated to you has no cpu controller for its children (/sys/fs/cgroup/box/user/cgroup.subtree_control), so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
+		{"no delegation", "limit tasks 10", "none", nil,
+			"~/.claude-sandbox-init:1: limit tasks: no systemd user manager answers and no cgroup above yours (/box/user/login) is delegated to uid 1000, so the sandbox cannot have its budget; start claude in a login session with a user manager on cgroup v2, or write `budget optional` to start without the limits", true},
 		{"ceiling without user manager", "", "", sandboxcfg.Ceiling{sandboxcfg.LimitTasks: 100},
 			"/usr/local/etc/claude-sandbox/limits limits tasks, but no systemd user manager answers: the sandbox cannot have its budget: start claude in a login session with a user manager on cgroup v2, or write `budget optional` in ~/.claude-sandbox-init to start without the limits", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := debianHost()
-			if tt.systemd != "" {
+			s := baseSpec()
+			switch ctrl, ok := strings.CutPrefix(tt.systemd, "delegated "); {
+			case ok:
+				s.Cgroup = cgroup.Delegation{Dir: "box/user", Controllers: strings.Fields(ctrl)}
+			case tt.systemd == "none":
+				s.Cgroup = cgroup.Delegation{Why: "no cgroup above yours (/box/user/login) is delegated to uid 1000"}
+			case tt.systemd != "":
 				userManager(h, tt.systemd)
 			}
-			s := baseSpec()
 			s.Ceiling, s.CeilingName = tt.ceiling, testCeilingName
 			s.Config = parseConfig(t, s, tt.config)
 			_, err := Build(h, s)
@@ -97,6 +125,46 @@ func TestBudgetRefused(t *testing.T) {
 			var ce *sandboxcfg.Error
 			if errors.As(err, &ce) != tt.line {
 				t.Fatalf("Build = %T, a config line error: %v, want %v", err, !tt.line, tt.line)
+			}
+		})
+	}
+}
+
+// TestScopeOOMPolicy: every scope asks systemd to end all of the
+// sandbox's processes when the OOM killer takes one of them, whatever
+// the config says; a systemd before 252, whose scopes refuse the property
+// (and the start with it), is not asked.
+func TestScopeOOMPolicy(t *testing.T) {
+	const debian = "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"
+	tests := []struct {
+		name, ctrl string
+		lib        string // the library in place of Debian 12's
+		want       bool
+	}{
+		{"cgroup v2", allControllers, debian, true},
+		{"cgroup v1", "-", debian, true},
+		{"arch", allControllers, "/usr/lib/systemd/libsystemd-shared-256.7-1-arch.so", true},
+		{"ubuntu 22.04", allControllers, "/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-249.so", false},
+		{"unknown", allControllers, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			delete(h.files, debian)
+			if tt.lib != "" {
+				h.files[path.Dir(tt.lib)] = "d"
+				h.files[tt.lib] = "f"
+			}
+			userManager(h, tt.ctrl)
+			s := baseSpec()
+			s.Config = parseConfig(t, s, "budget optional")
+			l, err := Build(h, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.Index(l.SystemdRun, "OOMPolicy=kill")
+			if got := i > 0 && l.SystemdRun[i-1] == "-p"; got != tt.want || l.SystemdRun[len(l.SystemdRun)-1] != "--" {
+				t.Errorf("SystemdRun = %q, want -p OOMPolicy=kill before --: %v", l.SystemdRun, tt.want)
 			}
 		})
 	}

@@ -1,11 +1,19 @@
 package sandbox
 
-import "path/filepath"
+import (
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
 
 // chainFacts is what the chain phase decided that later phases use.
 type chainFacts struct {
 	// systemd: systemd-run heads the chain.
 	systemd bool
+	// systemdVersion is the installed systemd's major version, 0 if
+	// unknown (systemdVersion).
+	systemdVersion int
 	// netnsActive: netns-enter enters the namespace netns.
 	netnsActive bool
 	netns       string
@@ -47,7 +55,42 @@ func (l *Launch) chain(h Host, s Spec, env *environ) (chainFacts, error) {
 	if err != nil {
 		return chainFacts{}, err
 	}
-	return chainFacts{systemd: systemd, netnsActive: netnsActive, netns: netns}, nil
+	f := chainFacts{systemd: systemd, netnsActive: netnsActive, netns: netns}
+	if systemd {
+		f.systemdVersion = systemdVersion(h)
+	}
+	return f, nil
+}
+
+// systemdLibs are where systemd's private library lies, named with its
+// version (libsystemd-shared-252.so): Debian's multiarch directory, then
+// those of Fedora and Arch. Reading a directory costs less than running
+// systemd-run --version.
+var systemdLibs = []string{
+	"/usr/lib/*-linux-gnu*/systemd/libsystemd-shared-*.so",
+	"/usr/lib64/systemd/libsystemd-shared-*.so",
+	"/usr/lib/systemd/libsystemd-shared-*.so",
+}
+
+// systemdVersion is the major version of the installed systemd from the
+// name of its private library, the highest if there are several; 0 if
+// none is found.
+func systemdVersion(h Host) int {
+	v := 0
+	for _, pat := range systemdLibs {
+		m, _ := h.Glob(pat)
+		for _, f := range m {
+			rest := strings.TrimPrefix(path.Base(f), "libsystemd-shared-")
+			end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+			if end < 0 {
+				end = len(rest)
+			}
+			if n, err := strconv.Atoi(rest[:end]); err == nil && n > v {
+				v = n
+			}
+		}
+	}
+	return v
 }
 
 func firstExisting(h Host, paths ...string) string {

@@ -151,11 +151,16 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 type mount struct{ inside, host string }
 
 // writableMounts lists the host directories the sandbox can write: its home,
-// its /tmp, and every rw or dev bind of the config, raw bwrap ones included
+// its /tmp when that is a directory (CLAUDE_SBX_TMP), and every rw or dev bind of the config, raw bwrap ones included
 // (whether or not its condition holds: the agent may have written there in
 // an earlier session).
 func writableMounts(s Spec) ([]mount, error) {
-	ms := []mount{{s.Home, s.SandboxHome}, {"/tmp", s.Tmp}}
+	ms := []mount{{s.Home, s.SandboxHome}}
+	if s.Tmp != "" {
+		ms = append(ms, mount{"/tmp", s.Tmp})
+	} else {
+		ms = append(ms, mount{"", LegacyTmp(s.UID)})
+	}
 	// Every sandbox home: the shared one and those of other projects
 	// were written by other starts (home.go).
 	if s.sharedHome != "" && s.sharedHome != s.SandboxHome {

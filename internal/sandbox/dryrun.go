@@ -34,6 +34,16 @@ func (l *Launch) WriteDryRun(w io.Writer, bwrapPath string, seccompLen int) erro
 	fmt.Fprintf(b, "# seccomp: %d instructions on fd %d (claude --sandbox-seccomp shows the policy)\n", seccompLen, SeccompFD)
 	fmt.Fprintf(b, "# bwrap reads the options between %s and -- from fd %d (--args); they are shown in place\n", quote(bwrapPath), ArgsFD)
 	fmt.Fprintf(b, "# binds are shown by path; the launcher opens each source without trusting names and binds it from the fd (--bind-fd, --ro-bind-fd from fd %d on)\n", SeccompFD+1)
+	if c := l.Cgroup; c != nil {
+		ws := "no limits"
+		for i, w := range c.Writes {
+			if i == 0 {
+				ws = ""
+			}
+			ws += " " + quote(w.File+"="+w.Value)
+		}
+		fmt.Fprintf(b, "# cgroup: the chain starts in %s/claude-sandbox-PID, made with%s\n", quote(c.Parent), ws)
+	}
 	for _, o := range l.Plan.Ops {
 		if o.Kind == bwrap.ROData {
 			fmt.Fprintf(b, "# generated %s, read-only (--ro-bind-data from an fd):\n", quote(o.Dest))

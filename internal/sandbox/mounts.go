@@ -16,8 +16,8 @@ var (
 	etcPaths = []string{"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/hosts", "/etc/ld.so.*", "/etc/localtime", "/etc/os-release", "/etc/machine-id", "/etc/ca-certificates", "/etc/pki", "/etc/ssl", "/etc/alternatives"}
 )
 
-// systemMounts binds the system directories read-only, then the private
-// /tmp and the agent's directory; it returns the agent's path.
+// systemMounts binds the system directories read-only, then /tmp and the
+// agent's directory; it returns the agent's path.
 func (l *Launch) systemMounts(h Host, s Spec) (string, error) {
 	p := &l.Plan
 	// System directories, read-only.
@@ -54,9 +54,14 @@ func (l *Launch) systemMounts(h Host, s Spec) (string, error) {
 		l.roBind(h, e)
 	}
 
-	// The private /tmp comes before the binds of the agent and the home,
-	// which may lie below /tmp and must not be hidden by it.
-	p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Bind, Src: s.Tmp, Dest: "/tmp"})
+	// /tmp comes before the binds of the agent and the home, which may
+	// lie below /tmp and must not be hidden by it: a tmpfs, whose size
+	// the budget sets (budgets.go), or the directory CLAUDE_SBX_TMP names.
+	if s.Tmp != "" {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Bind, Src: s.Tmp, Dest: "/tmp"})
+	} else {
+		p.Ops = append(p.Ops, bwrap.Op{Kind: bwrap.Tmpfs, Dest: "/tmp"})
+	}
 
 	// The agent.
 	agent := filepath.Join(s.BinDir, "claude")

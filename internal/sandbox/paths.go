@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
@@ -62,3 +63,8 @@ func under(path, dir string) bool {
 	}
 	return strings.HasPrefix(path, dir+"/")
 }
+
+// LegacyTmp is the host directory that launchers before the tmpfs /tmp
+// bound at /tmp: what earlier sandboxes wrote there stays hostile input,
+// so it counts among the places the sandbox writes.
+func LegacyTmp(uid int) string { return "/tmp/claude-private-" + strconv.Itoa(uid) }

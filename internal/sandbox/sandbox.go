@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/cgroup"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 	"github.com/claude-sandbox/claude-sandbox/internal/seccomp"
 )
@@ -46,10 +47,18 @@ type Spec struct {
 	Home string
 	// Pwd is the physical working directory ("" if unknown).
 	Pwd string
-	// SandboxHome and Tmp are the host directories bound at Home and /tmp.
-	// SandboxHome is the home every project shares (`home shared`).
+	// SandboxHome is the host directory bound at Home that every project
+	// shares (`home shared`).
 	SandboxHome string
-	Tmp         string
+	// Tmp is the host directory bound at /tmp (CLAUDE_SBX_TMP); "" makes
+	// /tmp a tmpfs of the budget's size.
+	Tmp string
+	// Cgroup is the cgroup v2 subtree delegated to the user
+	// (cgroup.Find), where the sandbox runs when no user manager answers.
+	Cgroup cgroup.Delegation
+	// MemTotal is the machine's memory in bytes (0 if unknown): half of
+	// it is the default memory limit in a delegated cgroup.
+	MemTotal uint64
 	// Homes holds a sandbox home per project, the shared login and the
 	// common settings (home.go); "" shares SandboxHome in every project.
 	Homes string
@@ -88,6 +97,9 @@ type Launch struct {
 	// SystemdRun and NetnsEnter are the prefixes of the chain, nil when
 	// not used.
 	SystemdRun []string
+	// Cgroup is the cgroup the chain starts in when no user manager
+	// answers and a cgroup is delegated to the user; nil otherwise.
+	Cgroup     *cgroup.Plan
 	NetnsEnter []string
 	Plan       bwrap.Plan
 	// Command runs inside the sandbox.
@@ -185,7 +197,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 		return nil, err
 	}
 	// The budget: the scope's limits, the size of /tmp (budgets.go).
-	if err := l.budgets(h, s, net.systemd); err != nil {
+	if err := l.budgets(h, s, net.systemd, net.systemdVersion); err != nil {
 		return nil, err
 	}
 	// The working directory and the git repositories the sandbox can

@@ -197,12 +197,14 @@ func debianHost() *fakeHost {
 		"/etc", "/etc/ld.so.conf.d", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
 		"/opt", "/opt/claude", "/opt/claude/bin", "/home", "/home/u", "/home/u/.claude-home", "/home/u/.opam",
 		"/home/u/projects", "/home/u/projects/p", "/home/u/other", "/tmp", "/run", "/run/user", "/run/user/1000",
-		"/var", "/var/lib", "/usr/share/zoneinfo", "/dev", "/usr/local", "/usr/local/bin"} {
+		"/var", "/var/lib", "/usr/share/zoneinfo", "/dev", "/usr/local", "/usr/local/bin",
+		"/usr/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu/systemd"} {
 		h.files[d] = "d"
 	}
 	for _, f := range []string{"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf",
 		"/etc/hosts", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/os-release", "/etc/machine-id", "/usr/share/zoneinfo/UTC",
-		"/opt/claude/bin/claude.2.1.0", "/usr/bin/bash", "/usr/bin/systemd-run", "/usr/local/bin/fish", "/dev/kvm"} {
+		"/opt/claude/bin/claude.2.1.0", "/usr/bin/bash", "/usr/bin/systemd-run", "/usr/local/bin/fish", "/dev/kvm",
+		"/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"} {
 		h.files[f] = "f"
 	}
 	h.files["/opt/claude/bin/claude"] = "claude.2.1.0"
@@ -225,8 +227,7 @@ var baseEnv = []string{
 func baseSpec() Spec {
 	return Spec{
 		UID: 1000, User: "u", Home: "/home/u", Pwd: "/home/u/projects/p",
-		SandboxHome: "/home/u/.claude-home", Tmp: "/tmp/claude-private-1000",
-		BinDir: "/opt/claude/bin", Netns: "agents", NetnsEnter: "/usr/local/bin/netns-enter",
+		SandboxHome: "/home/u/.claude-home", BinDir: "/opt/claude/bin", Netns: "agents", NetnsEnter: "/usr/local/bin/netns-enter",
 		Environ: baseEnv, Args: []string{"-p", "hello world", "", "it's"},
 		ConfigName: "~/.claude-sandbox-init",
 	}
@@ -447,13 +448,13 @@ func TestBuildErrors(t *testing.T) {
 			func(h *fakeHost) { h.files["/home/u/projects/p/.git"] = "/home/u/.ssh" },
 			"rw $PWD\nro-try $PWD/.git", false,
 			"~/.claude-sandbox-init:2: ro-try: /home/u/projects/p/.git is a symlink in /home/u/projects/p, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
-		{"planted link in the private tmp",
+		{"planted link in the private tmp of earlier launchers",
 			func(h *fakeHost) {
 				h.files["/tmp/claude-private-1000"] = "d"
 				h.files["/tmp/claude-private-1000/x"] = "/home/u"
 			},
-			"dir /tmp/x/y", false,
-			"~/.claude-sandbox-init:1: dir: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
+			"ro /tmp/claude-private-1000/x/.ssh /s", false,
+			"~/.claude-sandbox-init:1: ro: /tmp/claude-private-1000/x is a symlink in /tmp/claude-private-1000, which the sandbox can write: remove it (the agent may have made it) or name the real path"},
 		// Conditions the agent could decide by creating or removing a
 		// file where it can write.
 		{"exists in a rw project", nil,

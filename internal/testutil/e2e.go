@@ -28,7 +28,8 @@ const (
 	// (scripts/bench-dns); it prints numbers and asserts nothing of time.
 	E2EBenchDNS = "bench-dns"
 	// E2ECgroup2: the budgets enforced (a memory hog, a fork bomb, the
-	// scope's properties) in the booted machine: it needs a host on
+	// scope's properties, latency probes, a delegated cgroup) in the
+	// booted machine: it needs a host on
 	// cgroup v2 whose controllers systemd can delegate to a user
 	// manager, which a cgroup v1 host (this project's CI machine) cannot
 	// give a machine; make e2e does not select it.

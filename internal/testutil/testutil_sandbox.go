@@ -35,9 +35,6 @@ type Sandbox struct {
 	BinDir string
 	// LinkDir holds `claude`, a symlink to the multicall binary.
 	LinkDir string
-	// Tmp is the private tmp directory (CLAUDE_SBX_TMP); it does not exist
-	// until the launcher creates it.
-	Tmp string
 	// Env is appended to the environment of every run (later wins).
 	Env []string
 }
@@ -66,19 +63,11 @@ func NewSandbox(t testing.TB) *Sandbox {
 		t.Fatal(err)
 	}
 	Link(t, links, "claude")
-	// The private tmp lives in a directory of the user's own, so that
-	// parallel tests never share one.
-	tmpParent := filepath.Join(pub, "tmp")
-	if err := os.Mkdir(tmpParent, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	u.Chown(t, tmpParent)
 	return &Sandbox{
 		User:    u,
 		Home:    home,
 		BinDir:  bin,
 		LinkDir: links,
-		Tmp:     filepath.Join(tmpParent, "private"),
 	}
 }
 
@@ -94,14 +83,13 @@ func (r Result) String() string {
 }
 
 // Command returns the command that runs LinkDir/claude args... as the test
-// user, with HOME=Home, CLAUDE_SBX_BINDIR, CLAUDE_SBX_TMP, a namespace name
+// user, with HOME=Home, CLAUDE_SBX_BINDIR, a namespace name
 // that never exists (no netns), no XDG_RUNTIME_DIR (no systemd), then s.Env.
 // Stdin is /dev/null unless the caller sets it.
 func (s *Sandbox) Command(args ...string) *exec.Cmd {
 	cmd := s.User.Command(s.Home, filepath.Join(s.LinkDir, "claude"), args...)
 	cmd.Env = append(cmd.Env,
 		"CLAUDE_SBX_BINDIR="+s.BinDir,
-		"CLAUDE_SBX_TMP="+s.Tmp,
 		"CLAUDE_SBX_NETNS="+NoNetns,
 	)
 	cmd.Env = append(cmd.Env, s.Env...)

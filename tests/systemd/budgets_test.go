@@ -5,9 +5,11 @@ package systemd
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,10 +42,16 @@ func TestBudgetsEndToEnd(t *testing.T) {
 	u := testutil.RequireUser(t)
 	testutil.RequireCommand(t, "make")
 	stage := stageInstall(t)
-	m := nspawn.Boot(t, nspawn.Options{BindRO: []string{stage + ":" + mntStage}})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nspawn.Boot(t, nspawn.Options{BindRO: []string{stage + ":" + mntStage, exe + ":" + mntTest}})
 	ctx := context.Background()
 	m.MustRun(t, "cp", "-a", mntStage+"/.", "/")
 	m.WriteFile(t, agentBin, fakeAgent, 0o755)
+	// The latency helper, where the sandbox sees it too.
+	m.MustRun(t, "install", "-m", "0755", mntTest, probeBin)
 	uid := m.EnableLinger(t, u.Name)
 	// The scope's limits need cgroup v2 with the controllers delegated to
 	// the user manager; on cgroup v1 the launcher refuses limit lines.
@@ -84,8 +92,8 @@ func TestBudgetsEndToEnd(t *testing.T) {
 	}
 
 	t.Run("agent.slice", func(t *testing.T) {
-		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "TasksMax", "-p", "CPUWeight", "-p", "IOWeight", "-p", "FragmentPath", "agent.slice")
-		for _, want := range []string{"TasksMax=4096\n", "CPUWeight=50\n", "IOWeight=50\n", "FragmentPath=/usr/local/lib/systemd/user/agent.slice\n"} {
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "TasksMax", "-p", "CPUWeight", "-p", "IOWeight", "-p", "ManagedOOMMemoryPressure", "-p", "FragmentPath", "agent.slice")
+		for _, want := range []string{"TasksMax=4096\n", "CPUWeight=50\n", "IOWeight=50\n", "ManagedOOMMemoryPressure=kill\n", "FragmentPath=/usr/local/lib/systemd/user/agent.slice\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("systemctl --user show agent.slice:\n%swant %q", out, want)
 			}
@@ -112,10 +120,11 @@ func TestBudgetsEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("limits are the scope's properties", func(t *testing.T) {
-		requireEnforced(t)
-		setConfig(t, "limit memory 256M\nlimit tasks 64\nif exists /etc\n  limit cpu 50%\nend\n")
-		const marker = "1618.03"
+	// scopeOf starts a sandbox that sleeps under config and returns the
+	// name of its scope; the sandbox ends with the test.
+	scopeOf := func(t *testing.T, config, marker string) string {
+		t.Helper()
+		setConfig(t, config)
 		cmd, err := m.CommandAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", "exec sleep "+marker)
 		if err != nil {
 			t.Fatal(err)
@@ -125,10 +134,10 @@ func TestBudgetsEndToEnd(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer func() {
+		t.Cleanup(func() {
 			m.Run(ctx, "pkill", "-u", u.Name, "-x", "-f", "sleep "+marker)
 			cmd.Wait()
-		}()
+		})
 		var pid string
 		for deadline := time.Now().Add(20 * time.Second); pid == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			if cmd.ProcessState != nil {
@@ -141,13 +150,142 @@ func TestBudgetsEndToEnd(t *testing.T) {
 			t.Fatalf("sandboxed sleep: pids %q (stderr %q)", pid, stderr.String())
 		}
 		scope := filepath.Base(unified(m.MustRun(t, "cat", "/proc/"+pid+"/cgroup")))
-		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "MemoryMax", "-p", "TasksMax", "-p", "CPUQuotaPerSecUSec", "-p", "Slice", scope)
+		if !strings.HasSuffix(scope, ".scope") {
+			t.Fatalf("sandboxed sleep %s is in %q, not in a scope", pid, scope)
+		}
+		return scope
+	}
+
+	t.Run("an OOM kill ends the whole scope", func(t *testing.T) {
+		scope := scopeOf(t, "budget optional\n", "1414.21")
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "OOMPolicy", "-p", "Slice", scope)
+		if want := "OOMPolicy=kill\nSlice=agent.slice\n"; out != want {
+			t.Errorf("systemctl --user show %s = %q, want %q", scope, out, want)
+		}
+	})
+
+	t.Run("limits are the scope's properties", func(t *testing.T) {
+		requireEnforced(t)
+		scope := scopeOf(t, "limit memory 256M\nlimit tasks 64\nif exists /etc\n  limit cpu 50%\nend\n", "1618.03")
+		out := mustRunAs(t, m, u.Name, "systemctl", "--user", "show", "-p", "MemoryMax", "-p", "TasksMax", "-p", "CPUQuotaPerSecUSec", "-p", "OOMPolicy", "-p", "Slice", scope)
 		got := strings.Fields(out)
 		slices.Sort(got)
-		want := []string{"CPUQuotaPerSecUSec=500ms", "MemoryMax=268435456", "Slice=agent.slice", "TasksMax=64"}
+		want := []string{"CPUQuotaPerSecUSec=500ms", "MemoryMax=268435456", "OOMPolicy=kill", "Slice=agent.slice", "TasksMax=64"}
 		if !slices.Equal(got, want) {
 			t.Errorf("systemctl --user show %s:\n%swant %q", scope, out, want)
 		}
+	})
+
+	// Without a user manager: a system service of the user's with
+	// Delegate=yes gives the user its cgroup, as a container runtime
+	// would. The script moves itself into a child, login, so that the
+	// delegated cgroup can give its children controllers; the launcher
+	// then makes the sandbox's cgroup beside login.
+	delegated := func(t *testing.T, config, command string) (nspawn.Output, error) {
+		t.Helper()
+		setConfig(t, config)
+		script := `cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
+mkdir "$cg/login" && echo $$ >"$cg/login/cgroup.procs" && echo '+memory +pids +cpu' >"$cg/cgroup.subtree_control" || exit 99
+claude --sandbox-network=host --shell -c "$1"
+rc=$?
+ls -d "$cg"/claude-sandbox-* 2>/dev/null
+exit $rc`
+		return m.Run(ctx, "systemd-run", "--quiet", "--wait", "--pipe", "--collect", "--uid="+u.Name, "-p", "Delegate=yes", "--", "/bin/sh", "-c", script, "sh", command)
+	}
+
+	t.Run("delegated cgroup: memory hog", func(t *testing.T) {
+		requireEnforced(t)
+		out, err := delegated(t, "limit memory 64M\n", "head -c 512M /dev/zero | tail -n 1 >/dev/null")
+		if code := exitCode(err); code != 137 || out.Stdout != "" || strings.Contains(out.Stderr, "budget: none") {
+			t.Errorf("claude --shell with a 512M hog under limit memory 64M, in a delegated cgroup: exit %d (%v), stdout %q (a cgroup left behind?), stderr %q; want 137 (SIGKILL by the OOM killer)", code, err, out.Stdout, out.Stderr)
+		}
+		outsideAlive(t)
+	})
+
+	t.Run("delegated cgroup: fork bomb", func(t *testing.T) {
+		requireEnforced(t)
+		out, err := delegated(t, "limit tasks 32\n", `exec dash -c 'b() { b | b & }; b; sleep 2'`)
+		if code := exitCode(err); code == -1 || code == 99 || !strings.Contains(out.Stderr, "Cannot fork") || out.Stdout != "" {
+			t.Errorf("fork bomb under limit tasks 32, in a delegated cgroup: exit %d (%v), stdout %q, stderr %.300q, want it to end with dash's Cannot fork", code, err, out.Stdout, out.Stderr)
+		}
+		if o, _ := m.Run(ctx, "pgrep", "-u", u.Name, "-x", "dash"); strings.TrimSpace(o.Stdout) != "" {
+			t.Errorf("the bomb's shells outlive the sandbox: %q", o.Stdout)
+		}
+		outsideAlive(t)
+	})
+
+	// The latency probes: the median time to start /bin/true, for a
+	// process of the user outside every sandbox (a scope of the user's
+	// manager, beside agent.slice) and inside one. Requirement: under
+	// abuse it stays within twice its idle value (a ratio of two
+	// measurements on the same machine, no absolute time).
+	parseLatency := func(t *testing.T, what, out string, err error) time.Duration {
+		t.Helper()
+		n, perr := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+		if err != nil || perr != nil || n <= 0 {
+			t.Fatalf("latency probe %s: %v, output %q", what, err, out)
+		}
+		return time.Duration(n)
+	}
+	latencyOutside := func(t *testing.T) time.Duration {
+		t.Helper()
+		out, err := m.RunAs(ctx, u.Name, "systemd-run", "--user", "--scope", "--quiet", "env", helperEnv+"=latency", probeBin, "200")
+		return parseLatency(t, "outside", out.Stdout, err)
+	}
+	latencyInside := func(t *testing.T) time.Duration {
+		t.Helper()
+		out, err := m.RunAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", helperEnv+"=latency "+probeBin+" 200")
+		return parseLatency(t, "inside a sandbox", out.Stdout, err)
+	}
+	// bomb starts a sandbox whose fork bomb keeps forking for 20 seconds:
+	// bash retries a fork that fails. It returns when the bomb has
+	// started; the sandbox ends with the test.
+	bomb := func(t *testing.T) {
+		t.Helper()
+		cmd, err := m.CommandAs(ctx, u.Name, "claude", "--sandbox-network=host", "--shell", "-c", `exec bash -c 'b() { b | b & }; b; exec sleep 20.5'`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			m.Run(ctx, "pkill", "-KILL", "-u", u.Name, "-x", "-f", "sleep 20.5")
+			cmd.Wait()
+		})
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			out, _ := m.Run(ctx, "pgrep", "-c", "-u", u.Name, "-x", "bash")
+			if n, _ := strconv.Atoi(strings.TrimSpace(out.Stdout)); n >= 10 {
+				return
+			}
+		}
+		t.Fatal("the fork bomb did not start: fewer than 10 of its shells")
+	}
+	within2x := func(t *testing.T, what string, idle, busy time.Duration) {
+		t.Helper()
+		t.Logf("%s: median %v idle, %v beside the bomb", what, idle, busy)
+		if busy > 2*idle {
+			t.Errorf("%s: the median start of /bin/true took %v beside the fork bomb, %v idle: more than twice", what, busy, idle)
+		}
+	}
+
+	t.Run("fork bomb: the user's other work keeps answering", func(t *testing.T) {
+		requireEnforced(t)
+		setConfig(t, "limit tasks 64\n")
+		idle := latencyOutside(t)
+		bomb(t)
+		within2x(t, "outside the sandbox", idle, latencyOutside(t))
+		outsideAlive(t)
+	})
+
+	t.Run("two sandboxes: a fork bomb in one, the other keeps answering", func(t *testing.T) {
+		requireEnforced(t)
+		// The defaults alone: each scope's TasksMax and memory, below
+		// agent.slice's.
+		idle := latencyInside(t)
+		bomb(t)
+		within2x(t, "in a second sandbox", idle, latencyInside(t))
+		outsideAlive(t)
 	})
 
 	t.Run("memory hog", func(t *testing.T) {

@@ -10,6 +10,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,13 +22,16 @@ import (
 )
 
 // helper runs the test binary as a helper process: "serve" in the machine
-// plays the services, "probe" inside the sandbox tries to reach them.
+// plays the services, "probe" inside the sandbox tries to reach them,
+// "latency" measures how fast the machine answers a user.
 func helper(mode string, args []string) {
 	switch mode {
 	case "serve":
 		serve(args)
 	case "probe":
 		probe(args)
+	case "latency":
+		latency(args)
 	}
 	fmt.Fprintf(os.Stderr, "unknown helper %q\n", mode)
 	os.Exit(2)
@@ -157,4 +163,30 @@ func serveDNS(pc net.PacketConn) {
 			pc.WriteTo(out, from)
 		}
 	}
+}
+
+// latency starts /bin/true ROUNDS times (args[0]), a few milliseconds
+// apart, and prints the median of the times from fork to reaped, in
+// nanoseconds: what a process of the user feels of the machine (the
+// scheduler, fork, exec, the task limits). A start that fails prints the
+// error and exits 1.
+func latency(args []string) {
+	rounds, err := strconv.Atoi(args[0])
+	if err != nil || rounds < 1 {
+		fmt.Fprintf(os.Stderr, "latency: want a count of rounds, got %q\n", args)
+		os.Exit(2)
+	}
+	ds := make([]time.Duration, rounds)
+	for i := range ds {
+		t0 := time.Now()
+		if err := exec.Command("/bin/true").Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "latency: round %d: /bin/true: %v\n", i, err)
+			os.Exit(1)
+		}
+		ds[i] = time.Since(t0)
+		time.Sleep(5 * time.Millisecond)
+	}
+	slices.Sort(ds)
+	fmt.Println(int64(ds[rounds/2]))
+	os.Exit(0)
 }

@@ -116,17 +116,17 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 			return
 		}
 		rep := s.r.Control(uid, req)
-		if err := conn.Send(rep); err != nil {
-			return
-		}
 		if rep.Error == "" && (req.Op == netctl.OpWatch || req.Op == netctl.OpSession) {
 			s.stream(conn, uid, req, rep)
+			return
+		}
+		if err := conn.Send(rep); err != nil {
 			return
 		}
 	}
 }
 
-// stream sends the events of the namespaces of rep until the client
+// stream sends rep and then the events of its namespaces until the client
 // closes the connection; a session's end drops the session approvals of
 // a namespace with no other session.
 func (s *controlServer) stream(conn *netctl.Conn, uid uint32, req netctl.Request, rep netctl.Reply) {
@@ -136,8 +136,13 @@ func (s *controlServer) stream(conn *netctl.Conn, uid uint32, req netctl.Request
 	} else {
 		sub.nss = rep.Namespaces
 	}
+	// The stream counts from before its reply: a client that acts on the
+	// reply (a query it expects to be held) must find it listening.
 	s.r.hub.add(sub)
 	defer func() { s.r.endSessions(s.r.hub.remove(sub)) }()
+	if err := conn.Send(rep); err != nil {
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, conn.Raw()) // until the client closes

@@ -104,6 +104,24 @@ func (b *bound) Close() {
 	for _, f := range b.files {
 		f.Close()
 	}
+	b.files = nil
+}
+
+// closeBut closes the fds but those modes holds.
+func (b *bound) closeBut(modes rootModes) {
+	keep := map[*os.File]bool{}
+	for _, m := range modes {
+		keep[m.f] = true
+	}
+	var kept []*os.File
+	for _, f := range b.files {
+		if keep[f] {
+			kept = append(kept, f)
+		} else {
+			f.Close()
+		}
+	}
+	b.files = kept
 }
 
 // bindFromFDs opens every bind source of p, checks it and rewrites its op

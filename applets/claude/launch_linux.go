@@ -84,7 +84,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	}
 	defer modes.restore(stdio.Err)
 	// The chain, run and waited for (run_linux.go).
-	return start(l, bwrapPath, filter, bound, stdio, sigs)
+	return start(l, bwrapPath, filter, bound, modes, stdio, sigs)
 }
 
 // markInheritedCloexec sets FD_CLOEXEC on every fd above 2.

@@ -16,8 +16,10 @@ import (
 )
 
 // start encodes the plan and the filter into sealed memfds, bwrap's fds 3
-// and 4, and runs the chain with them and the bind fds.
-func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, stdio multicall.Stdio, sigs *catcher) error {
+// and 4, and runs the chain with them and the bind fds. Once the chain has
+// its copies, the launcher closes its own, but those of modes (put back at
+// exit), while bwrap sets the sandbox up.
+func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, modes rootModes, stdio multicall.Stdio, sigs *catcher) error {
 	args, err := bwrap.Encode(l.Plan.Args())
 	if err != nil {
 		return err
@@ -35,7 +37,12 @@ func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *b
 	// extra become fds 3 and 4 in the child, in this order.
 	extra := []*os.File{sandbox.ArgsFD - 3: argsFile, sandbox.SeccompFD - 3: filterFile}
 	extra = append(extra, bound.files...)
-	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs)
+	started := func() {
+		argsFile.Close()
+		filterFile.Close()
+		bound.closeBut(modes)
+	}
+	return runChain(l.Argv(bwrapPath), l.Env, extra, stdio, sigs, started)
 }
 
 // sealedMemfd returns a sealed in-memory file holding data, positioned at
@@ -76,7 +83,9 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
 // launch.
-func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher) error {
+//
+// started, if not nil, runs once the chain is started.
+func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs *catcher, started func()) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
@@ -118,6 +127,9 @@ func runChain(argv, env []string, extra []*os.File, stdio multicall.Stdio, sigs 
 	// before the fork, SIGTTOU would stay ignored in the chain.)
 	signal.Ignore(syscall.SIGTTOU)
 	tty.lent = fg
+	if started != nil {
+		started()
+	}
 	j := &job{pid: pid, tty: tty}
 	done := make(chan struct{})
 	go forward(caught, done, j)

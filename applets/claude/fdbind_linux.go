@@ -247,7 +247,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		if o.Kind == bwrap.DevBind || o.Kind == bwrap.DevBindTry {
 			// bwrap mounts it by path: no directory on the path may be
 			// one the agent can rename.
-			if id, in, err := out.within(s.r.Parent); err != nil {
+			if id, in, err := out.within(s.r.Parent()); err != nil {
 				return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", quote.String(o.Src), err)}
 			} else if in {
 				return nil, &bindError{o.Origin, fmt.Errorf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", quote.String(o.Src), quote.String(out.roots[id]))}
@@ -329,7 +329,7 @@ func (b *bound) inWritable(r *hostpath.Resolved) (string, error) {
 	if w, ok := b.roots[r.ID()]; ok {
 		return w, nil
 	}
-	id, in, err := b.within(r.Parent)
+	id, in, err := b.within(r.Parent())
 	if err != nil || !in {
 		return "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // A bind is made from an fd the launcher opened and checked: bwrap 0.8.0
@@ -65,6 +66,9 @@ type binder struct {
 	// writable binds (sandbox.Launch.Writable).
 	writable []string
 	rules    map[string]srcRule
+	// early are sources opened before the plan was made (earlyOpen), by
+	// path; bindFromFDs takes those it binds and closes the others.
+	early *earlyOpens
 }
 
 // bound is the result of bindFromFDs: the fds to pass (the first at
@@ -139,6 +143,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	var srcs []src
 	out := &bound{roots: map[hostpath.ID]string{}}
 	pre := b.preopen(p.Ops)
+	defer b.early.close()
 	defer func() {
 		for _, s := range srcs {
 			s.r.Close()
@@ -271,14 +276,23 @@ type opening struct {
 // preopen opens the source of each bind of ops that is opened as it is
 // (not created by the launcher) as bindFromFDs would, in ops' order, on
 // two threads: the opens are independent, and every check runs on the
-// fds afterwards, in order. Sources not opened here have a zero entry.
+// fds afterwards, in order. A source opened early (earlyOpen) is taken
+// from there. Sources not opened here have a zero entry.
 func (b binder) preopen(ops []bwrap.Op) []opening {
 	out := make([]opening, len(ops))
 	var todo []int
+	early := b.early.wait()
 	for i, o := range ops {
-		if o.IsBind() && !b.rules[o.Src].create {
-			todo = append(todo, i)
+		rule := b.rules[o.Src]
+		if !o.IsBind() || rule.create {
+			continue
 		}
+		if e, ok := early[o.Src]; ok && !rule.noFollow {
+			out[i] = e
+			delete(early, o.Src)
+			continue
+		}
+		todo = append(todo, i)
 	}
 	open := func(part int) {
 		for j, i := range todo {
@@ -300,6 +314,47 @@ func (b binder) preopen(ops []bwrap.Op) []opening {
 	open(0)
 	<-done
 	return out
+}
+
+// earlyOpens are bind sources opened while the launcher plans.
+type earlyOpens struct {
+	done chan struct{}
+	m    map[string]opening
+}
+
+// earlyOpen opens the plan's system sources (sandbox.SystemSources) on a
+// thread of their own, as bindFromFDs would (following a final symlink):
+// the plan takes a few milliseconds of one thread, and these opens do not
+// depend on it. A source the plan does not bind is closed unused.
+func earlyOpen() *earlyOpens {
+	e := &earlyOpens{done: make(chan struct{}), m: map[string]opening{}}
+	go func() {
+		defer close(e.done)
+		for _, p := range sandbox.SystemSources() {
+			var o opening
+			o.r, o.err = hostpath.Open(p, true)
+			e.m[p] = o
+		}
+	}()
+	return e
+}
+
+// wait returns the sources opened early, nil for none; the caller takes
+// what it uses out of the map.
+func (e *earlyOpens) wait() map[string]opening {
+	if e == nil {
+		return nil
+	}
+	<-e.done
+	return e.m
+}
+
+// close closes the sources not taken.
+func (e *earlyOpens) close() {
+	for p, o := range e.wait() {
+		o.r.Close()
+		delete(e.m, p)
+	}
 }
 
 // checkHops refuses a resolved path that followed a symlink lying in a

@@ -7,8 +7,9 @@ import (
 )
 
 // BenchmarkPlanAndBind is the launcher's own work before bwrap starts, in
-// a loop: the inputs, the plan (toolchains from the test's PATH), every
-// bind source opened and checked on an fd, the bind roots' modes recorded.
+// a loop: the inputs, the plan (toolchains from the test's PATH) while the
+// system's sources are opened, every bind source opened and checked on an
+// fd, the bind roots' modes recorded.
 // Compare revisions with benchstat; `make bench-launcher` times whole
 // starts.
 func BenchmarkPlanAndBind(b *testing.B) {
@@ -40,6 +41,7 @@ func BenchmarkPlanAndBind(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
+		early := earlyOpen()
 		in, err := readInputs()
 		if err != nil {
 			b.Fatal(err)
@@ -48,7 +50,7 @@ func BenchmarkPlanAndBind(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		bound, err := openBinds(l, in)
+		bound, err := openBinds(l, in, early)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,6 +58,7 @@ func BenchmarkPlanAndBind(b *testing.B) {
 			b.Fatal(err)
 		}
 		bound.Close()
+		early.close()
 		if in.cfg != nil {
 			in.cfg.Close()
 		}

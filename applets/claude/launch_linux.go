@@ -28,6 +28,13 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// (signals_linux.go).
 	sigs := catchSignals()
 	defer sigs.stop()
+	// The system's bind sources are opened beside the plan, on another
+	// thread (fdbind_linux.go).
+	var early *earlyOpens
+	if o.mode == modeRun {
+		early = earlyOpen()
+		defer early.close()
+	}
 
 	// Who runs it, where, and the config (inputs_linux.go).
 	in, err := readInputs()
@@ -68,7 +75,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return err
 	}
 	// Every bind from an fd checked on the host (binds_linux.go).
-	bound, err := openBinds(l, in)
+	bound, err := openBinds(l, in, early)
 	if err != nil {
 		return err
 	}

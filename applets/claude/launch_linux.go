@@ -3,8 +3,10 @@ package claude
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -80,8 +82,13 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return err
 	}
 	defer bound.Close()
+	// One write for all of them.
+	var notices strings.Builder
 	for _, n := range l.Notices {
-		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
+		fmt.Fprintf(&notices, "claude: %s\n", n)
+	}
+	if notices.Len() > 0 {
+		io.WriteString(stdio.Err, notices.String())
 	}
 	// The modes of the read-write bind roots, put back when the chain has
 	// ended (modes_linux.go).

@@ -29,7 +29,9 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// beside the work below, and have it done before the chain starts
 	// (signals_linux.go).
 	sigs := catchSignals()
-	defer sigs.stop()
+	// Catching is not ended when launch returns: the process exits then
+	// (multicall.Main), and ending it would take the same handshake per
+	// signal, on the way out, after the chain has ended.
 	// The system's bind sources are opened beside the plan, on another
 	// thread (fdbind_linux.go).
 	var early *earlyOpens

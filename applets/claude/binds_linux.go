@@ -9,7 +9,7 @@ import (
 
 // openBinds opens every bind source of the plan as an fd, and refuses a
 // config file that lies where the sandbox writes.
-func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
+func openBinds(l *sandbox.Launch, in inputs, early *earlyOpens) (*bound, error) {
 	home, uid, k, cfg := in.home, in.uid, in.k, in.cfg
 	// Every bind from an fd checked on the host, bwrap's first after the
 	// args and the seccomp program. The sandbox home and the private tmp
@@ -24,7 +24,7 @@ func openBinds(l *sandbox.Launch, in inputs) (*bound, error) {
 	if err := cacheRules(rules, l, uid); err != nil {
 		return nil, err
 	}
-	b := binder{home: home, writable: l.Writable, rules: rules}
+	b := binder{home: home, writable: l.Writable, rules: rules, early: early}
 	bound, err := b.bindFromFDs(&l.Plan, sandbox.SeccompFD+1)
 	if err != nil {
 		var be *bindError

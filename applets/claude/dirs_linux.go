@@ -54,7 +54,7 @@ func checkPrivateTmp(path string, uid int) func(r *hostpath.Resolved) error {
 	const fix = "remove it or set CLAUDE_SBX_TMP to a directory of your own"
 	return func(r *hostpath.Resolved) error {
 		var pst unix.Stat_t
-		if err := unix.Fstat(int(r.Parent.Fd()), &pst); err != nil {
+		if err := unix.Fstat(int(r.Parent().Fd()), &pst); err != nil {
 			return fmt.Errorf("private tmp %s: %w", quote.String(path), err)
 		}
 		if err := checkTmpParent(path, filepath.Dir(r.Path), &pst, uid); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // A bind is made from an fd the launcher opened and checked: bwrap 0.8.0
@@ -65,6 +66,9 @@ type binder struct {
 	// writable binds (sandbox.Launch.Writable).
 	writable []string
 	rules    map[string]srcRule
+	// early are sources opened before the plan was made (earlyOpen), by
+	// path; bindFromFDs takes those it binds and closes the others.
+	early *earlyOpens
 }
 
 // bound is the result of bindFromFDs: the fds to pass (the first at
@@ -76,12 +80,52 @@ type bound struct {
 	// dot-directories, any directory may have been the project of an
 	// earlier sandbox ("" while unknown).
 	home string
+	// above holds hostpath.Ancestors of each directory walked up from,
+	// keyed by the directory and the mount it was reached through (the
+	// same directory mounted elsewhere has other directories above it):
+	// the hops of one start lie in few directories (/etc), each walked up
+	// once.
+	above map[dirKey][]hostpath.ID
+}
+
+// dirKey is a directory as reached through one mount.
+type dirKey struct {
+	mnt uint64
+	id  hostpath.ID
+}
+
+// keyOf returns the key of the directory dir, false when the kernel does
+// not tell the mount (before 5.8): then nothing is remembered.
+func keyOf(dir *os.File) (dirKey, bool) {
+	var stx unix.Statx_t
+	if err := unix.Statx(int(dir.Fd()), "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_MNT_ID, &stx); err != nil || stx.Mask&unix.STATX_MNT_ID == 0 {
+		return dirKey{}, false
+	}
+	return dirKey{stx.Mnt_id, hostpath.ID{Dev: unix.Mkdev(stx.Dev_major, stx.Dev_minor), Ino: stx.Ino}}, true
 }
 
 func (b *bound) Close() {
 	for _, f := range b.files {
 		f.Close()
 	}
+	b.files = nil
+}
+
+// closeBut closes the fds but those modes holds.
+func (b *bound) closeBut(modes rootModes) {
+	keep := map[*os.File]bool{}
+	for _, m := range modes {
+		keep[m.f] = true
+	}
+	var kept []*os.File
+	for _, f := range b.files {
+		if keep[f] {
+			kept = append(kept, f)
+		} else {
+			f.Close()
+		}
+	}
+	b.files = kept
 }
 
 // bindFromFDs opens every bind source of p, checks it and rewrites its op
@@ -98,17 +142,25 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 	}
 	var srcs []src
 	out := &bound{roots: map[hostpath.ID]string{}}
+	pre := b.preopen(p.Ops)
+	defer b.early.close()
 	defer func() {
 		for _, s := range srcs {
 			s.r.Close()
 			s.parent.Close()
+		}
+		for _, o := range pre {
+			o.r.Close()
 		}
 		if err != nil {
 			out.Close()
 		}
 	}()
 	ops := p.Ops[:0:0]
-	for _, o := range p.Ops {
+	// The identities of the sources opened following a final symlink, by
+	// path: a writable path below that is one of them is not opened again.
+	opened := map[string]hostpath.ID{}
+	for k, o := range p.Ops {
 		if !o.IsBind() {
 			ops = append(ops, o)
 			continue
@@ -132,7 +184,8 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			out.roots[r.ID()] = o.Src
 			continue
 		}
-		r, err := hostpath.Open(o.Src, !rule.noFollow)
+		r, err := pre[k].r, pre[k].err
+		pre[k].r = nil
 		if err != nil {
 			try := o.Kind == bwrap.ROBindTry || o.Kind == bwrap.BindTry || o.Kind == bwrap.DevBindTry
 			if try && errors.Is(err, fs.ErrNotExist) {
@@ -142,6 +195,9 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		}
 		srcs = append(srcs, src{i: len(ops), r: r})
 		ops = append(ops, o)
+		if !rule.noFollow {
+			opened[o.Src] = r.ID()
+		}
 		if rule.check != nil {
 			if err := rule.check(r); err != nil {
 				return nil, err
@@ -152,22 +208,25 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		}
 	}
 	for _, w := range b.writable {
-		if r, err := hostpath.Open(w, true); err == nil {
-			if _, ok := out.roots[r.ID()]; !ok {
-				out.roots[r.ID()] = w
+		id, ok := opened[w]
+		if !ok {
+			r, err := hostpath.Open(w, true)
+			if err != nil {
+				continue
 			}
+			id = r.ID()
 			r.Close()
+		}
+		if _, ok := out.roots[id]; !ok {
+			out.roots[id] = w
 		}
 	}
 
-	above, err := homeAndAbove(b.home)
+	above, homePath, err := out.homeAndAbove(b.home)
 	if err != nil {
 		return nil, err
 	}
-	if hr, err := hostpath.Open(b.home, true); err == nil {
-		out.home = hr.Path
-		hr.Close()
-	}
+	out.home = homePath
 	for k := range srcs {
 		s := &srcs[k]
 		o := &ops[s.i]
@@ -193,7 +252,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		if o.Kind == bwrap.DevBind || o.Kind == bwrap.DevBindTry {
 			// bwrap mounts it by path: no directory on the path may be
 			// one the agent can rename.
-			if id, in, err := hostpath.Within(s.r.Parent, out.roots); err != nil {
+			if id, in, err := out.within(s.r.Parent()); err != nil {
 				return nil, &bindError{o.Origin, fmt.Errorf("bind source %s: %w", quote.String(o.Src), err)}
 			} else if in {
 				return nil, &bindError{o.Origin, fmt.Errorf("%s lies in %s, which the sandbox can write, and dev binds are made by path: name a path outside it", quote.String(o.Src), quote.String(out.roots[id]))}
@@ -228,11 +287,101 @@ func (b *bound) addData(p *bwrap.Plan, firstFD int) error {
 	return nil
 }
 
+// opening is a source opened by preopen.
+type opening struct {
+	r   *hostpath.Resolved
+	err error
+}
+
+// preopen opens the source of each bind of ops that is opened as it is
+// (not created by the launcher) as bindFromFDs would, in ops' order, on
+// two threads: the opens are independent, and every check runs on the
+// fds afterwards, in order. A source opened early (earlyOpen) is taken
+// from there. Sources not opened here have a zero entry.
+func (b binder) preopen(ops []bwrap.Op) []opening {
+	out := make([]opening, len(ops))
+	var todo []int
+	early := b.early.wait()
+	for i, o := range ops {
+		rule := b.rules[o.Src]
+		if !o.IsBind() || rule.create {
+			continue
+		}
+		if e, ok := early[o.Src]; ok && !rule.noFollow {
+			out[i] = e
+			delete(early, o.Src)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	open := func(part int) {
+		for j, i := range todo {
+			if j%2 == part {
+				out[i].r, out[i].err = hostpath.Open(ops[i].Src, !b.rules[ops[i].Src].noFollow)
+			}
+		}
+	}
+	if len(todo) < 8 {
+		open(0)
+		open(1)
+		return out
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		open(1)
+	}()
+	open(0)
+	<-done
+	return out
+}
+
+// earlyOpens are bind sources opened while the launcher plans.
+type earlyOpens struct {
+	done chan struct{}
+	m    map[string]opening
+}
+
+// earlyOpen opens the plan's system sources (sandbox.SystemSources) on a
+// thread of their own, as bindFromFDs would (following a final symlink):
+// the plan takes a few milliseconds of one thread, and these opens do not
+// depend on it. A source the plan does not bind is closed unused.
+func earlyOpen() *earlyOpens {
+	e := &earlyOpens{done: make(chan struct{}), m: map[string]opening{}}
+	go func() {
+		defer close(e.done)
+		for _, p := range sandbox.SystemSources() {
+			var o opening
+			o.r, o.err = hostpath.Open(p, true)
+			e.m[p] = o
+		}
+	}()
+	return e
+}
+
+// wait returns the sources opened early, nil for none; the caller takes
+// what it uses out of the map.
+func (e *earlyOpens) wait() map[string]opening {
+	if e == nil {
+		return nil
+	}
+	<-e.done
+	return e.m
+}
+
+// close closes the sources not taken.
+func (e *earlyOpens) close() {
+	for p, o := range e.wait() {
+		o.r.Close()
+		delete(e.m, p)
+	}
+}
+
 // checkHops refuses a resolved path that followed a symlink lying in a
 // place the sandbox can write.
 func (b *bound) checkHops(r *hostpath.Resolved) error {
 	for _, h := range r.Hops {
-		id, in, err := hostpath.Within(h.Dir, b.roots)
+		id, in, err := b.within(h.Dir)
 		if err != nil {
 			return fmt.Errorf("%s: %w", quote.String(h.Path), err)
 		}
@@ -255,33 +404,67 @@ func (b *bound) inWritable(r *hostpath.Resolved) (string, error) {
 	if w, ok := b.roots[r.ID()]; ok {
 		return w, nil
 	}
-	id, in, err := hostpath.Within(r.Parent, b.roots)
+	id, in, err := b.within(r.Parent())
 	if err != nil || !in {
 		return "", err
 	}
 	return b.roots[id], nil
 }
 
+// within returns the first directory of roots that dir is or lies in, as
+// hostpath.Within does, walking up from each directory once per start.
+func (b *bound) within(dir *os.File) (hostpath.ID, bool, error) {
+	k, known := keyOf(dir)
+	anc, ok := b.above[k]
+	if !known || !ok {
+		var err error
+		if anc, err = hostpath.Ancestors(dir); err != nil {
+			return hostpath.ID{}, false, err
+		}
+		b.remember(k, known, anc)
+	}
+	for _, a := range anc {
+		if _, ok := b.roots[a]; ok {
+			return a, true, nil
+		}
+	}
+	return hostpath.ID{}, false, nil
+}
+
+// remember keeps anc, the walk up from the directory of key k (known
+// says whether k is).
+func (b *bound) remember(k dirKey, known bool, anc []hostpath.ID) {
+	if !known {
+		return
+	}
+	if b.above == nil {
+		b.above = map[dirKey][]hostpath.ID{}
+	}
+	b.above[k] = anc
+}
+
 // homeAndAbove returns the identities of the real home and of every
-// directory above it.
-func homeAndAbove(home string) (map[hostpath.ID]bool, error) {
+// directory above it, and the home's physical path.
+func (b *bound) homeAndAbove(home string) (map[hostpath.ID]bool, string, error) {
 	r, err := hostpath.Open(home, true)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %w", quote.String(home), err)
+		return nil, "", fmt.Errorf("your home %s: %w", quote.String(home), err)
 	}
 	defer r.Close()
 	if !r.IsDir() {
-		return nil, fmt.Errorf("your home %s is not a directory: set HOME", quote.String(home))
+		return nil, "", fmt.Errorf("your home %s is not a directory: set HOME", quote.String(home))
 	}
 	ids, err := hostpath.Ancestors(r.File)
 	if err != nil {
-		return nil, fmt.Errorf("your home %s: %w", quote.String(home), err)
+		return nil, "", fmt.Errorf("your home %s: %w", quote.String(home), err)
 	}
+	k, known := keyOf(r.File)
+	b.remember(k, known, ids)
 	m := map[hostpath.ID]bool{}
 	for _, id := range ids {
 		m[id] = true
 	}
-	return m, nil
+	return m, r.Path, nil
 }
 
 // openOrParent opens the parent of path and runs rule.checkParent on it,

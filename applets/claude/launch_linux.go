@@ -3,8 +3,10 @@ package claude
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -28,7 +30,16 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// beside the work below, and have it done before the chain starts
 	// (signals_linux.go).
 	sigs := catchSignals()
-	defer sigs.stop()
+	// Catching is not ended when launch returns: the process exits then
+	// (multicall.Main), and ending it would take the same handshake per
+	// signal, on the way out, after the chain has ended.
+	// The system's bind sources are opened beside the plan, on another
+	// thread (fdbind_linux.go).
+	var early *earlyOpens
+	if o.mode == modeRun {
+		early = earlyOpen()
+		defer early.close()
+	}
 
 	// Who runs it, where, and the config (inputs_linux.go).
 	in, err := readInputs()
@@ -69,13 +80,18 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return err
 	}
 	// Every bind from an fd checked on the host (binds_linux.go).
-	bound, err := openBinds(l, in)
+	bound, err := openBinds(l, in, early)
 	if err != nil {
 		return err
 	}
 	defer bound.Close()
+	// One write for all of them.
+	var notices strings.Builder
 	for _, n := range l.Notices {
-		fmt.Fprintf(stdio.Err, "claude: %s\n", n)
+		fmt.Fprintf(&notices, "claude: %s\n", n)
+	}
+	if notices.Len() > 0 {
+		io.WriteString(stdio.Err, notices.String())
 	}
 	// The modes of the read-write bind roots, put back when the chain has
 	// ended (modes_linux.go).
@@ -89,7 +105,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	notify := func() string { return findNotifySend(os.Getenv, notifyDirs) }
 	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
-	err = start(l, bwrapPath, filter, bound, stdio, sigs, sess.end)
+	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
 	sess.summary(stdio.Err)
 	return err
 }

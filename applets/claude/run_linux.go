@@ -17,10 +17,11 @@ import (
 )
 
 // start encodes the plan and the filter into sealed memfds, bwrap's fds 3
-// and 4, and runs the chain with them and the bind fds.
-// ended runs when the chain has ended, before its orphans are reaped and
-// the terminal is put back.
-func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, stdio multicall.Stdio, sigs *catcher, ended func()) error {
+// and 4, and runs the chain with them and the bind fds. Once the chain has
+// its copies, the launcher closes its own, but those of modes (put back at
+// exit), while bwrap sets the sandbox up. ended runs when the chain has
+// ended, before its orphans are reaped and the terminal is put back.
+func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *bound, modes rootModes, stdio multicall.Stdio, sigs *catcher, ended func()) error {
 	args, err := bwrap.Encode(l.Plan.Args())
 	if err != nil {
 		return err
@@ -51,7 +52,12 @@ func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *b
 		defer g.Remove()
 		cgroupFD = g.FD()
 	}
-	return runChain(l.Argv(bwrapPath), l.Env, extra, cgroupFD, stdio, sigs, ended)
+	started := func() {
+		argsFile.Close()
+		filterFile.Close()
+		bound.closeBut(modes)
+	}
+	return runChain(l.Argv(bwrapPath), l.Env, extra, cgroupFD, stdio, sigs, started, ended)
 }
 
 // sealedMemfd returns a sealed in-memory file holding data, positioned at
@@ -81,8 +87,9 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // jobcontrol_linux.go), in the cgroup of cgroupFD unless it is -1 (clone3
 // with CLONE_INTO_CGROUP: the chain's first process is in it before it
 // execs), and waits for it, passing on its exit status and the signals
-// sigs catches; ended runs when the chain's head has ended, before its
-// orphans are reaped.
+// sigs catches; started, if not nil, runs once the chain is started, and
+// ended, if not nil, when the chain's head has ended, before its orphans
+// are reaped.
 //
 // Preconditions: none; it locks the calling goroutine to its OS thread
 // until the child is reaped, because the child's parent-death signal
@@ -95,7 +102,7 @@ func sealedMemfd(name string, data []byte) (*os.File, error) {
 // It uses syscall.ForkExec rather than os/exec, whose first Start probes
 // pidfd support by cloning a throwaway child: a process more on every
 // launch.
-func runChain(argv, env []string, extra []*os.File, cgroupFD int, stdio multicall.Stdio, sigs *catcher, ended func()) error {
+func runChain(argv, env []string, extra []*os.File, cgroupFD int, stdio multicall.Stdio, sigs *catcher, started, ended func()) error {
 	files := []uintptr{fdOf(stdio.In, 0), fdOf(stdio.Out, 1), fdOf(stdio.Err, 2)}
 	for _, f := range extra {
 		files = append(files, f.Fd())
@@ -138,11 +145,16 @@ func runChain(argv, env []string, extra []*os.File, cgroupFD int, stdio multical
 	// before the fork, SIGTTOU would stay ignored in the chain.)
 	signal.Ignore(syscall.SIGTTOU)
 	tty.lent = fg
+	if started != nil {
+		started()
+	}
 	j := &job{pid: pid, tty: tty}
 	done := make(chan struct{})
 	go forward(caught, done, j)
 	ws, err := j.wait()
-	ended()
+	if ended != nil {
+		ended()
+	}
 	orphans.reap()
 	close(done)
 	tty.restore()

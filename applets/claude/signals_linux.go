@@ -30,9 +30,3 @@ func (k *catcher) wait() <-chan os.Signal {
 	<-k.ready
 	return k.c
 }
-
-// stop ends catching.
-func (k *catcher) stop() {
-	<-k.ready
-	signal.Stop(k.c)
-}

@@ -41,12 +41,33 @@ type Resolved struct {
 	File *os.File
 	// Path is the physical path as walked: no symlinks, no "..".
 	Path string
-	// Parent is the directory holding File (O_PATH); "/" for "/".
-	Parent *os.File
+	// parent is the directory holding File (O_PATH); "/" for "/". Where
+	// Open opened it as a bare fd, parentFD holds that fd plus one until
+	// Parent wraps it: most callers never look at it.
+	parent   *os.File
+	parentFD int
 	// Hops are the symlinks followed, in order.
 	Hops []Hop
 	// Stat is File's fstat.
 	Stat unix.Stat_t
+}
+
+// Parent returns the directory holding File (O_PATH), as it was when the
+// path was resolved; "/" for "/". Close closes it.
+func (r *Resolved) Parent() *os.File {
+	if r.parent == nil && r.parentFD > 0 {
+		r.parent = os.NewFile(uintptr(r.parentFD-1), dirOf(r.Path))
+		r.parentFD = 0
+	}
+	return r.parent
+}
+
+// dirOf names the directory of the absolute path p.
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
 }
 
 // ID returns the final file's identity.
@@ -69,9 +90,13 @@ func (r *Resolved) Close() {
 		h.Dir.Close()
 	}
 	r.Hops = nil
-	if r.Parent != nil {
-		r.Parent.Close()
-		r.Parent = nil
+	if r.parent != nil {
+		r.parent.Close()
+		r.parent = nil
+	}
+	if r.parentFD > 0 {
+		unix.Close(r.parentFD - 1)
+		r.parentFD = 0
 	}
 	if r.File != nil {
 		r.File.Close()
@@ -133,13 +158,13 @@ func openWhole(path string, followLast bool) (*Resolved, error) {
 		}
 		return nil, nil
 	}
-	parent := os.NewFile(uintptr(fd), dir)
 	f, err := openat(fd, name)
 	if err != nil {
-		parent.Close()
+		unix.Close(fd)
 		return nil, &Error{path, err}
 	}
-	r := &Resolved{File: f, Path: path, Parent: parent}
+	// The directory stays a bare fd until a caller asks for it.
+	r := &Resolved{File: f, Path: path, parentFD: fd + 1}
 	if err := unix.Fstat(int(f.Fd()), &r.Stat); err != nil || (followLast && r.IsSymlink()) {
 		r.Close()
 		return nil, nil
@@ -269,7 +294,7 @@ func walk(path string, followLast bool) (*Resolved, error) {
 		return fail(&Error{r.Path, err})
 	}
 	if len(stack) > 1 {
-		r.Parent = stack[len(stack)-2].f
+		r.parent = stack[len(stack)-2].f
 		for _, e := range stack[:len(stack)-2] {
 			e.f.Close()
 		}
@@ -278,7 +303,7 @@ func walk(path string, followLast bool) (*Resolved, error) {
 		if err != nil {
 			return fail(&Error{r.Path, err})
 		}
-		r.Parent = p
+		r.parent = p
 	}
 	return r, nil
 }
@@ -404,7 +429,7 @@ func (r *Resolved) Child(name string) (*Resolved, error) {
 		c.Close()
 		return nil, &Error{here, err}
 	}
-	if c.Parent, err = reopen(r.File); err != nil {
+	if c.parent, err = reopen(r.File); err != nil {
 		c.Close()
 		return nil, &Error{here, err}
 	}

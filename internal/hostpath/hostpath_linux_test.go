@@ -152,7 +152,7 @@ func TestChild(t *testing.T) {
 	if c.Path != filepath.Join(root, "real/d") || !c.IsDir() || len(c.Hops) != 1 || c.Hops[0].Path != filepath.Join(root, "link") {
 		t.Errorf("Child(d) = %q dir=%v hops=%v", c.Path, c.IsDir(), c.Hops)
 	}
-	if pid, _ := Stat(c.Parent); pid != p.ID() {
+	if pid, _ := Stat(c.Parent()); pid != p.ID() {
 		t.Errorf("Child's Parent is not the directory")
 	}
 	l, err := p.Child("l")
@@ -195,7 +195,7 @@ func describe(t *testing.T, root string, r *Resolved, err error) string {
 		return fmt.Sprintf("error %q (%d)", rel, errno)
 	}
 	defer r.Close()
-	parent, err := Stat(r.Parent)
+	parent, err := Stat(r.Parent())
 	if err != nil {
 		t.Fatal(err)
 	}

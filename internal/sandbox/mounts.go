@@ -16,8 +16,20 @@ var (
 	etcPaths = []string{"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/resolv.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/hosts", "/etc/ld.so.*", "/etc/localtime", "/etc/os-release", "/etc/machine-id", "/etc/ca-certificates", "/etc/pki", "/etc/ssl", "/etc/alternatives"}
 )
 
-// systemMounts binds the system directories read-only, then /tmp and the
-// agent's directory; it returns the agent's path.
+// SystemSources are the bind sources of every plan that are known before
+// it is made (the system directories and files, not the patterns), for a
+// launcher that opens them while it plans.
+func SystemSources() []string {
+	out := append([]string{}, usrDirs...)
+	for _, e := range etcPaths {
+		if !strings.ContainsAny(e, "*?[") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// systemMounts binds the system directories read-only, then /tmp and the agent's directory; it returns the agent's path.
 func (l *Launch) systemMounts(h Host, s Spec) (string, error) {
 	p := &l.Plan
 	// System directories, read-only.

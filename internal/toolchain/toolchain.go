@@ -91,6 +91,29 @@ type builder struct {
 	plan  Plan
 	bound map[string]bool // roots already in the plan
 	seen  map[string]bool
+	// dirs are the directories read so far, read once per plan (a root's
+	// credential files and its links look at the same ones).
+	dirs map[string]dirRead
+	// secrets is secretPaths(in.Home), made once.
+	secrets []string
+}
+
+type dirRead struct {
+	ents []fs.DirEntry
+	err  error
+}
+
+// readDir reads the directory d once per plan.
+func (b *builder) readDir(d string) ([]fs.DirEntry, error) {
+	if r, ok := b.dirs[d]; ok {
+		return r.ents, r.err
+	}
+	ents, err := b.h.ReadDir(d)
+	if b.dirs == nil {
+		b.dirs = map[string]dirRead{}
+	}
+	b.dirs[d] = dirRead{ents, err}
+	return ents, err
 }
 
 func (b *builder) skip(path, why string) {
@@ -156,7 +179,7 @@ func (b *builder) dir(d string) {
 // links follows the symbolic links of a bin directory to the toolchains
 // they lead into (/usr/local/bin/node -> ~/.nvm/versions/node/v20/bin/node).
 func (b *builder) links(dir string) {
-	ents, err := b.h.ReadDir(dir)
+	ents, err := b.readDir(dir)
 	if err != nil {
 		return
 	}
@@ -334,34 +357,41 @@ const maxVersions = 256
 // (pyenv's versions/3.12/pip.conf, nvm's etc/npmrc).
 func (b *builder) secretFiles(root string) []string {
 	var out []string
-	look := func(dir string) {
-		ents, err := b.h.ReadDir(dir)
-		if err != nil {
-			return
-		}
+	look := func(dir string, ents []fs.DirEntry) {
 		for _, e := range ents {
 			if secretNames[e.Name()] && e.Type()&fs.ModeType == 0 {
 				out = append(out, filepath.Join(dir, e.Name()))
 			}
 		}
 	}
-	inPrefix := func(dir string) {
-		look(dir)
-		look(filepath.Join(dir, "etc"))
+	inPrefix := func(dir string, ents []fs.DirEntry) {
+		look(dir, ents)
+		// Only a prefix with an etc (a directory or a link to one)
+		// has credentials in it.
+		for _, e := range ents {
+			if e.Name() == "etc" && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
+				etc := filepath.Join(dir, "etc")
+				es, _ := b.readDir(etc)
+				look(etc, es)
+				break
+			}
+		}
 	}
-	inPrefix(root)
-	ents, _ := b.h.ReadDir(root)
+	ents, _ := b.readDir(root)
+	inPrefix(root, ents)
 	for _, e := range ents {
 		if !e.IsDir() || !versionDirs[e.Name()] {
 			continue
 		}
-		vs, _ := b.h.ReadDir(filepath.Join(root, e.Name()))
+		vs, _ := b.readDir(filepath.Join(root, e.Name()))
 		for i, v := range vs {
 			if i == maxVersions {
 				break
 			}
 			if v.IsDir() {
-				inPrefix(filepath.Join(root, e.Name(), v.Name()))
+				vd := filepath.Join(root, e.Name(), v.Name())
+				es, _ := b.readDir(vd)
+				inPrefix(vd, es)
 			}
 		}
 	}
@@ -370,7 +400,10 @@ func (b *builder) secretFiles(root string) []string {
 
 // holdsSecret returns a credential path below root that exists.
 func (b *builder) holdsSecret(root string) string {
-	for _, c := range secretPaths(b.in.Home) {
+	if b.secrets == nil {
+		b.secrets = secretPaths(b.in.Home)
+	}
+	for _, c := range b.secrets {
 		if !under(c, root) {
 			continue
 		}
@@ -468,7 +501,24 @@ func secretPaths(home string) []string {
 // Secret returns the credential path that p is, or lies in, or "" if none.
 // Directories that merely hold one are found by Plan on the host.
 func Secret(home, p string) string {
-	for _, c := range secretPaths(home) {
+	if home == "/" || home != filepath.Clean(home) {
+		for _, c := range secretPaths(home) {
+			if p == c || under(p, c) {
+				return c
+			}
+		}
+		return ""
+	}
+	// The same test as above without building the list: it runs for
+	// every root and settings file of every start.
+	if rel, ok := relTo(p, home); ok {
+		for _, s := range homeSecrets {
+			if strings.HasPrefix(rel, s) && (len(rel) == len(s) || rel[len(s)] == '/') {
+				return filepath.Join(home, s)
+			}
+		}
+	}
+	for _, c := range systemSecrets {
 		if p == c || under(p, c) {
 			return c
 		}

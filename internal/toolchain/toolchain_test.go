@@ -349,3 +349,26 @@ func TestSecretListDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Secret answers as the list does: p is a credential path or lies in one.
+func TestSecretIsTheList(t *testing.T) {
+	for _, h := range []string{home, "/", "/home/u/", "/home"} {
+		list := secretPaths(h)
+		paths := []string{h, "/home/u", "/home/u/.sshx", "/home/u/.config", "/usr/local/etc", "/usr/local/etcx", "/usr/local/etc/npmrc", "/etc/npmrc", "/etc/npmrc.d"}
+		for _, c := range list {
+			paths = append(paths, c, c+"/x", c+"x", filepath.Dir(c))
+		}
+		for _, p := range paths {
+			want := ""
+			for _, c := range list {
+				if p == c || under(p, c) {
+					want = c
+					break
+				}
+			}
+			if got := Secret(h, p); got != want {
+				t.Errorf("Secret(%q, %q) = %q, want %q", h, p, got, want)
+			}
+		}
+	}
+}

@@ -104,11 +104,11 @@ func TestApprovalRefusals(t *testing.T) {
 		want string
 	}{
 		{"stranger", stranger, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test"},
-			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)"},
 		{"stranger lists", stranger, netctl.Request{Op: netctl.OpList, Namespace: "agents"},
-			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)"},
 		{"stranger watches", stranger, netctl.Request{Op: netctl.OpWatch, Namespace: "agents"},
-			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names"},
+			"uid 1001 is not an owner of namespace agents: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)"},
 		{"denied", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "paste.test"},
 			"paste.test is denied in namespace agents (deny lines of netns-firewall.conf): no approval can open it"},
 		{"no namespace", owner, netctl.Request{Op: netctl.OpAllow, Namespace: "nope", Name: "evil.test"},

@@ -15,16 +15,22 @@ import (
 // (the kernel's word: SO_PEERCRED). Watch and session requests are
 // answered here (their first line); the stream is the caller's.
 func (r *Resolver) Control(uid uint32, req netctl.Request) netctl.Reply {
+	return r.ControlAs(uid, nil, req)
+}
+
+// ControlAs is Control for uid, a member of the groups gids (the kernel's
+// word: SO_PEERCRED and SO_PEERGROUPS), which approvers @GROUP lines name.
+func (r *Resolver) ControlAs(uid uint32, gids []uint32, req netctl.Request) netctl.Reply {
 	if r.Refresh != nil {
 		r.Refresh() // a namespace whose up just finished is known
 	}
 	if req.Op == netctl.OpOwned {
-		return netctl.Reply{Namespaces: r.owned(uid)}
+		return netctl.Reply{Namespaces: r.owned(uid, gids)}
 	}
 	if req.Op == netctl.OpWatch && req.Namespace == "" {
-		return netctl.Reply{Namespaces: r.owned(uid)}
+		return netctl.Reply{Namespaces: r.owned(uid, gids)}
 	}
-	p, err := r.authorize(uid, req.Namespace)
+	p, err := r.authorize(uid, gids, req.Namespace)
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
 	}
@@ -43,8 +49,9 @@ func (r *Resolver) Control(uid uint32, req netctl.Request) netctl.Reply {
 	return netctl.Reply{Error: fmt.Sprintf("unknown op %s: use list, denials, allow, revoke, watch, session or owned", quote.String(req.Op))}
 }
 
-// authorize returns the policy of namespace ns if uid may act on it.
-func (r *Resolver) authorize(uid uint32, ns string) (*netpolicy.Policy, error) {
+// authorize returns the policy of namespace ns if uid, a member of gids,
+// may act on it.
+func (r *Resolver) authorize(uid uint32, gids []uint32, ns string) (*netpolicy.Policy, error) {
 	if ns == "" {
 		return nil, fmt.Errorf("no namespace named: name one (claude-sandbox net owned lists yours)")
 	}
@@ -52,19 +59,19 @@ func (r *Resolver) authorize(uid uint32, ns string) (*netpolicy.Policy, error) {
 	if p == nil {
 		return nil, fmt.Errorf("namespace %s has no policy netns-dns knows: is it up (sudo netns-setup up %s)?", quote.String(ns), quote.String(ns))
 	}
-	if !p.Owner(uid) {
-		return nil, fmt.Errorf("uid %d is not an owner of namespace %s: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names", uid, ns)
+	if !p.Owner(uid, gids...) {
+		return nil, fmt.Errorf("uid %d is not an owner of namespace %s: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)", uid, ns)
 	}
 	return p, nil
 }
 
-// owned are the namespaces uid may act on.
-func (r *Resolver) owned(uid uint32) []string {
+// owned are the namespaces uid, a member of gids, may act on.
+func (r *Resolver) owned(uid uint32, gids []uint32) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	var out []string
 	for _, ns := range r.nss {
-		if ns.policy.Owner(uid) {
+		if ns.policy.Owner(uid, gids...) {
 			out = append(out, ns.policy.Name)
 		}
 	}
@@ -72,10 +79,10 @@ func (r *Resolver) owned(uid uint32) []string {
 	return out
 }
 
-// owns reports whether uid owns namespace ns.
-func (r *Resolver) owns(uid uint32, ns string) bool {
+// owns reports whether uid, a member of gids, owns namespace ns.
+func (r *Resolver) owns(uid uint32, gids []uint32, ns string) bool {
 	p := r.policyOf(ns)
-	return p != nil && p.Owner(uid)
+	return p != nil && p.Owner(uid, gids...)
 }
 
 func (r *Resolver) allowances(p *netpolicy.Policy) []netctl.Allowance {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -76,28 +77,52 @@ func (s *controlServer) serve() {
 	}
 }
 
-// peerUID is the uid of the process at the other end of c, as the kernel
-// recorded it at connect.
-func peerUID(c *net.UnixConn) (uint32, error) {
+// peerCred is the uid and the groups (primary and supplementary) of the
+// process at the other end of c, as the kernel recorded them at connect
+// (SO_PEERCRED, SO_PEERGROUPS).
+func peerCred(c *net.UnixConn) (uint32, []uint32, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var cred *unix.Ucred
+	var groups []uint32
 	var serr error
-	if err := raw.Control(func(fd uintptr) { cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil {
-		return 0, err
+	if err := raw.Control(func(fd uintptr) {
+		if cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); serr == nil {
+			groups, serr = peerGroups(int(fd))
+		}
+	}); err != nil {
+		return 0, nil, err
 	}
 	if serr != nil {
-		return 0, os.NewSyscallError("getsockopt SO_PEERCRED", serr)
+		return 0, nil, serr
 	}
-	return cred.Uid, nil
+	return cred.Uid, append(groups, cred.Gid), nil
+}
+
+// peerGroups reads SO_PEERGROUPS: the peer's supplementary gids.
+func peerGroups(fd int) ([]uint32, error) {
+	buf := make([]uint32, 64)
+	for {
+		n := uint32(len(buf) * 4)
+		_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_PEERGROUPS,
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)), 0)
+		switch {
+		case e == unix.ERANGE && int(n/4) > len(buf):
+			buf = make([]uint32, n/4)
+		case e != 0:
+			return nil, os.NewSyscallError("getsockopt SO_PEERGROUPS", e)
+		default:
+			return buf[:n/4], nil
+		}
+	}
 }
 
 func (s *controlServer) serveConn(c *net.UnixConn) {
 	defer c.Close()
 	conn := netctl.NewConn(c)
-	uid, err := peerUID(c)
+	uid, gids, err := peerCred(c)
 	if err != nil {
 		conn.Send(netctl.Reply{Error: fmt.Sprintf("who is calling: %v", err)})
 		return
@@ -115,9 +140,9 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 			}
 			return
 		}
-		rep := s.r.Control(uid, req)
+		rep := s.r.ControlAs(uid, gids, req)
 		if rep.Error == "" && (req.Op == netctl.OpWatch || req.Op == netctl.OpSession) {
-			s.stream(conn, uid, req, rep)
+			s.stream(conn, uid, gids, req, rep)
 			return
 		}
 		if err := conn.Send(rep); err != nil {
@@ -129,8 +154,8 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 // stream sends rep and then the events of its namespaces until the client
 // closes the connection; a session's end drops the session approvals of
 // a namespace with no other session.
-func (s *controlServer) stream(conn *netctl.Conn, uid uint32, req netctl.Request, rep netctl.Reply) {
-	sub := &subscriber{uid: uid, session: req.Op == netctl.OpSession, events: make(chan netctl.Event, eventBuffer)}
+func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req netctl.Request, rep netctl.Reply) {
+	sub := &subscriber{uid: uid, gids: gids, session: req.Op == netctl.OpSession, events: make(chan netctl.Event, eventBuffer)}
 	if req.Namespace == "" {
 		sub.all = true
 	} else {

@@ -15,7 +15,8 @@ const eventBuffer = 256
 
 // subscriber is one watch or session connection.
 type subscriber struct {
-	uid uint32
+	uid  uint32
+	gids []uint32
 	// nss are the namespaces it streams; all, for a watch without a
 	// namespace: every namespace uid owns.
 	nss     []string
@@ -30,8 +31,9 @@ type subscriber struct {
 type hub struct {
 	mu   sync.Mutex
 	subs map[*subscriber]bool
-	// owns reports whether uid owns namespace ns (set by the resolver).
-	owns func(uid uint32, ns string) bool
+	// owns reports whether uid, a member of gids, owns namespace ns (set
+	// by the resolver).
+	owns func(uid uint32, gids []uint32, ns string) bool
 }
 
 func (h *hub) add(s *subscriber) {
@@ -88,7 +90,7 @@ func (h *hub) askable(ns string) bool {
 		if slices.Contains(s.nss, ns) {
 			return true
 		}
-		if s.all && s.uid != 0 && h.owns != nil && h.owns(s.uid, ns) {
+		if s.all && s.uid != 0 && h.owns != nil && h.owns(s.uid, s.gids, ns) {
 			return true
 		}
 	}
@@ -103,7 +105,7 @@ func (h *hub) publish(e netctl.Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		if !slices.Contains(s.nss, e.Namespace) && !(s.all && h.owns != nil && h.owns(s.uid, e.Namespace)) {
+		if !slices.Contains(s.nss, e.Namespace) && !(s.all && h.owns != nil && h.owns(s.uid, s.gids, e.Namespace)) {
 			continue
 		}
 		select {

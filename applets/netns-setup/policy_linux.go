@@ -52,7 +52,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 			undo()
 		}
 	}()
-	owners, err := netpolicy.Owners(name, fw.Approvers, netpolicy.LookupUser)
+	owners, ownerGroups, err := netpolicy.Owners(name, fw.Approvers, netpolicy.LookupUser, netpolicy.LookupGroup)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func applyPolicy(cfg netcfg.Config, name string, addr netip.Addr, fw netpolicy.C
 		p.Upstream = netcfg.Upstreams(hostResolv, nil)
 		p.NoPolicyLine = true
 	}
-	p.Owners = owners
+	p.Owners, p.OwnerGroups = owners, ownerGroups
 	p.Generation = time.Now().UnixNano()
 	if err := writeFileAtomic(cfg.PolicyPath(name), p.Marshal()); err != nil {
 		return nil, fmt.Errorf("policy of %s: %w", name, err)

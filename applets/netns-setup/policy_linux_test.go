@@ -130,10 +130,13 @@ func TestLookupUser(t *testing.T) {
 	if uid, err := netpolicy.LookupUser("root"); err != nil || uid != 0 {
 		t.Errorf("netpolicy.LookupUser(root) = %d, %v, want 0", uid, err)
 	}
+	if gid, err := netpolicy.LookupGroup("root"); err != nil || gid != 0 {
+		t.Errorf("netpolicy.LookupGroup(root) = %d, %v, want 0", gid, err)
+	}
 	if uid, err := netpolicy.LookupUser("4242"); err != nil || uid != 4242 {
 		t.Errorf("netpolicy.LookupUser(4242) = %d, %v, want 4242", uid, err)
 	}
-	_, err := netpolicy.Owners("agents", []netpolicy.Approver{{User: "no-such-user-x", Line: "f:3"}}, netpolicy.LookupUser)
+	_, _, err := netpolicy.Owners("agents", []netpolicy.Approver{{User: "no-such-user-x", Line: "f:3"}}, netpolicy.LookupUser, netpolicy.LookupGroup)
 	if want := `f:3: approvers: no user no-such-user-x: name an existing user or a uid`; err == nil || err.Error() != want {
 		t.Errorf("an approver who is no user: %v, want %q", err, want)
 	}

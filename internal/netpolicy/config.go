@@ -30,7 +30,7 @@ import (
 //	                                   refused queries are held while they
 //	                                   are asked)
 //	deny NAME|*.NAME                   a name no approval can open
-//	approvers USER...                  users (names or uids) who may approve
+//	approvers USER|@GROUP...           users and groups who may approve
 //	                                   for the namespace
 //	hold N{ms,s}                       how long a query is held (ask)
 //
@@ -64,9 +64,10 @@ const (
 	UserApproveYes = "yes"
 )
 
-// Approver is one user of an approvers line.
+// Approver is one user or group of an approvers line.
 type Approver struct {
-	// User is a user name or a uid, as written.
+	// User is a user name or a uid, or @GROUP (a group name or gid, or
+	// @admins), as written.
 	User string
 	// Line is FILE:LINE of the approvers line.
 	Line string
@@ -161,7 +162,7 @@ func parseConfig(file string, data []byte, nsFile bool) (Config, error) {
 			}
 		case "approvers":
 			if len(f) < 2 {
-				err = errors.New("approvers: use approvers USER... (user names or uids)")
+				err = errors.New("approvers: use approvers USER|@GROUP... (user names or uids, @group names or gids, @admins)")
 			}
 			for _, u := range f[1:] {
 				c.Approvers = append(c.Approvers, Approver{User: u, Line: fmt.Sprintf("%s:%d", file, n)})

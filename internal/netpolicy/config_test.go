@@ -48,7 +48,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"user-approve twice", "user-approve no\nuser-approve yes", "f:2: user-approve: a second user-approve line: keep one"},
 		{"deny ports", "deny a.com tcp 22", "f:1: deny: want 1 name, got 3 arguments: use deny NAME|*.NAME"},
 		{"deny tld", "deny *.com", `f:1: deny: "*.com": a top-level domain alone: name a domain below it`},
-		{"approvers none", "approvers", "f:1: approvers: use approvers USER... (user names or uids)"},
+		{"approvers none", "approvers", "f:1: approvers: use approvers USER|@GROUP... (user names or uids, @group names or gids, @admins)"},
 		{"hold unit", "hold 3", "f:1: hold: use hold N followed by ms or s (hold 3s)"},
 		{"hold short", "hold 10ms", "f:1: hold: 10ms: use 100ms to 60s"},
 		{"hold long", "hold 61s", "f:1: hold: 61s: use 100ms to 60s"},
@@ -168,36 +168,63 @@ func TestApprovalLines(t *testing.T) {
 
 func TestOwners(t *testing.T) {
 	users := map[string]uint32{"alice": 1001, "bob": 1002}
-	lookup := func(u string) (uint32, error) {
-		if uid, ok := users[u]; ok {
-			return uid, nil
+	groups := map[string]uint32{"sudo": 27, "dev": 1500}
+	lookup := func(m map[string]uint32) func(string) (uint32, error) {
+		return func(n string) (uint32, error) {
+			if id, ok := m[n]; ok {
+				return id, nil
+			}
+			return 0, fmt.Errorf("no %q", n)
 		}
-		return 0, fmt.Errorf("no user %q", u)
 	}
 	for _, tt := range []struct {
-		name string
-		ns   string
-		ap   []Approver
-		want []uint32
-		err  string
+		name   string
+		ns     string
+		ap     []Approver
+		groups map[string]uint32
+		want   []uint32
+		gids   []uint32
+		err    string
 	}{
 		{name: "per-user", ns: "agents-1000", want: []uint32{1000}},
 		{name: "shared", ns: "agents", ap: []Approver{{"bob", "f:1"}, {"alice", "f:2"}}, want: []uint32{1001, 1002}},
 		{name: "both", ns: "agents-1001", ap: []Approver{{"alice", "f:1"}, {"bob", "f:1"}}, want: []uint32{1001, 1002}},
 		{name: "no number", ns: "my-agents", want: nil},
 		{name: "unknown", ns: "agents", ap: []Approver{{"mallory", "f:3"}}, err: `f:3: approvers: no user mallory: name an existing user or a uid`},
+		{name: "group", ns: "agents", ap: []Approver{{"@dev", "f:1"}, {"alice", "f:1"}}, want: []uint32{1001}, gids: []uint32{1500}},
+		{name: "unknown group", ns: "agents", ap: []Approver{{"@nope", "f:4"}}, err: `f:4: approvers: no group nope: name an existing group or a gid`},
+		{name: "admins", ns: "agents", ap: []Approver{{"@admins", "f:1"}}, gids: []uint32{27}},
+		{name: "admins of none", ns: "agents", ap: []Approver{{"@admins", "f:5"}}, groups: map[string]uint32{}, err: `f:5: approvers: @admins: none of the groups sudo, wheel, admin exists: name a group or users`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Owners(tt.ns, tt.ap, lookup)
+			g := groups
+			if tt.groups != nil {
+				g = tt.groups
+			}
+			got, gids, err := Owners(tt.ns, tt.ap, lookup(users), lookup(g))
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
-					t.Fatalf("Owners = %v, %v, want error %q", got, err, tt.err)
+					t.Fatalf("Owners = %v, %v, %v, want error %q", got, gids, err, tt.err)
 				}
 				return
 			}
-			if err != nil || !slices.Equal(got, tt.want) {
-				t.Fatalf("Owners(%q, %v) = %v, %v, want %v", tt.ns, tt.ap, got, err, tt.want)
+			if err != nil || !slices.Equal(got, tt.want) || !slices.Equal(gids, tt.gids) {
+				t.Fatalf("Owners(%q, %v) = %v, %v, %v, want %v, %v", tt.ns, tt.ap, got, gids, err, tt.want, tt.gids)
 			}
 		})
+	}
+}
+
+// A member of an owner group is an owner; a member of another is not.
+func TestOwnerGroups(t *testing.T) {
+	p := &Policy{Owners: []uint32{1001}, OwnerGroups: []uint32{27}}
+	for _, tt := range []struct {
+		uid  uint32
+		gids []uint32
+		want bool
+	}{{1001, nil, true}, {0, nil, true}, {1002, nil, false}, {1002, []uint32{100, 27}, true}, {1002, []uint32{100}, false}} {
+		if got := p.Owner(tt.uid, tt.gids...); got != tt.want {
+			t.Errorf("Owner(%d, %v) = %v, want %v", tt.uid, tt.gids, got, tt.want)
+		}
 	}
 }

@@ -50,6 +50,9 @@ type Policy struct {
 	// Owners are the uids that may approve names for the namespace: the
 	// uid N of a namespace named NAME-N, and the approvers.
 	Owners []uint32 `json:"owners,omitempty"`
+	// OwnerGroups are the gids whose members may approve too (approvers
+	// @GROUP); the kernel names a caller's groups (SO_PEERGROUPS).
+	OwnerGroups []uint32 `json:"owner_groups,omitempty"`
 	// HoldMS is how long a query is held, in milliseconds (0: netns-dns's
 	// default).
 	HoldMS int64 `json:"hold_ms,omitempty"`
@@ -74,9 +77,17 @@ func (p *Policy) Denied(name string) string {
 	return ""
 }
 
-// Owner reports whether uid may act on the namespace.
-func (p *Policy) Owner(uid uint32) bool {
-	return uid == 0 || slices.Contains(p.Owners, uid)
+// Owner reports whether uid, a member of gids, may act on the namespace.
+func (p *Policy) Owner(uid uint32, gids ...uint32) bool {
+	if uid == 0 || slices.Contains(p.Owners, uid) {
+		return true
+	}
+	for _, g := range gids {
+		if slices.Contains(p.OwnerGroups, g) {
+			return true
+		}
+	}
+	return false
 }
 
 // PolicyDomain is one allowed name pattern and the pin sets of its ports.
@@ -178,24 +189,67 @@ func LookupUser(u string) (uint32, error) {
 	return uint32(n), nil
 }
 
-// Owners are the uids that may approve for namespace name: N of a name
-// NAME-N (the launcher's per-user namespaces), then the approvers, looked
-// up with lookup (a user name or a uid to a uid). An approver that is no
-// user is an error at its line.
-func Owners(name string, approvers []Approver, lookup func(string) (uint32, error)) ([]uint32, error) {
-	var out []uint32
+// LookupGroup is the gid of an approvers line's @GROUP: a number is a
+// gid, a name is looked up in the group database.
+func LookupGroup(g string) (uint32, error) {
+	if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	grp, err := user.LookupGroup(g)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(grp.Gid, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("gid %q is not a number", grp.Gid)
+	}
+	return uint32(n), nil
+}
+
+// AdminGroups are the groups of approvers @admins: the administrators'
+// group of the common distributions (sudo: Debian, Ubuntu; wheel: Fedora,
+// Arch; admin: older Ubuntu), those that exist.
+var AdminGroups = []string{"sudo", "wheel", "admin"}
+
+// Owners are who may approve for namespace name: the uid N of a name
+// NAME-N (the launcher's per-user namespaces), then the approvers: users
+// looked up with lookup (a user name or a uid to a uid), groups (@GROUP)
+// with lookupGroup (a group name or a gid to a gid). An approver that is
+// no user or group is an error at its line.
+func Owners(name string, approvers []Approver, lookup, lookupGroup func(string) (uint32, error)) (uids, gids []uint32, err error) {
 	if i := strings.LastIndexByte(name, '-'); i > 0 {
 		if n, err := strconv.ParseUint(name[i+1:], 10, 32); err == nil && name[i+1] != '0' {
-			out = append(out, uint32(n))
+			uids = append(uids, uint32(n))
 		}
 	}
 	for _, a := range approvers {
-		uid, err := lookup(a.User)
-		if err != nil {
-			return nil, fmt.Errorf("%s: approvers: no user %s: name an existing user or a uid", a.Line, quote.String(a.User))
+		group, ok := strings.CutPrefix(a.User, "@")
+		switch {
+		case ok && group == "admins":
+			n := len(gids)
+			for _, g := range AdminGroups {
+				if gid, err := lookupGroup(g); err == nil {
+					gids = append(gids, gid)
+				}
+			}
+			if len(gids) == n {
+				return nil, nil, fmt.Errorf("%s: approvers: @admins: none of the groups sudo, wheel, admin exists: name a group or users", a.Line)
+			}
+		case ok:
+			gid, err := lookupGroup(group)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: approvers: no group %s: name an existing group or a gid", a.Line, quote.String(group))
+			}
+			gids = append(gids, gid)
+		default:
+			uid, err := lookup(a.User)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: approvers: no user %s: name an existing user or a uid", a.Line, quote.String(a.User))
+			}
+			uids = append(uids, uid)
 		}
-		out = append(out, uid)
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	slices.Sort(uids)
+	slices.Sort(gids)
+	return slices.Compact(uids), slices.Compact(gids), nil
 }

@@ -76,12 +76,29 @@ func netctlMain() int {
 // as root, then the uid).
 func (w *policyWorld) asUser(uid uint32, ns string, spec netctlSpec) netctlResult {
 	w.t.Helper()
-	js, _ := json.Marshal(spec)
 	args := []string{"--setuid=" + strconv.Itoa(int(uid)), "--setgid=" + strconv.Itoa(int(uid))}
 	if ns != "" {
 		args = append(args, "--net=/run/netns/"+ns)
 	}
-	cmd := exec.Command("nsenter", append(args, "--", selfBinary(w.t))...)
+	return w.runNetctl(uid, exec.Command("nsenter", append(args, "--", selfBinary(w.t))...), spec)
+}
+
+// asUserInGroups is asUser (in the host's network) as uid in the
+// supplementary groups gids.
+func (w *policyWorld) asUserInGroups(uid uint32, gids []uint32, spec netctlSpec) netctlResult {
+	w.t.Helper()
+	var groups []string
+	for _, g := range gids {
+		groups = append(groups, strconv.Itoa(int(g)))
+	}
+	id := strconv.Itoa(int(uid))
+	return w.runNetctl(uid, exec.Command("setpriv", "--reuid="+id, "--regid="+id, "--groups="+strings.Join(groups, ","), "--", selfBinary(w.t)), spec)
+}
+
+// runNetctl runs cmd, the test binary as a netctl client of spec, as uid.
+func (w *policyWorld) runNetctl(uid uint32, cmd *exec.Cmd, spec netctlSpec) netctlResult {
+	w.t.Helper()
+	js, _ := json.Marshal(spec)
 	cmd.Env = []string{roleEnv + "=netctl", netctlEnv + "=" + string(js), "PATH=/usr/bin:/bin"}
 	r := testutil.RunCommand(w.t, cmd)
 	var res netctlResult
@@ -188,7 +205,7 @@ func TestApprovalByOwner(t *testing.T) {
 		t.Fatalf("evil.test before any approval: %s, want REFUSED", rcode)
 	}
 
-	want := fmt.Sprintf("uid %d is not an owner of namespace %s: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names", strangerUid, a)
+	want := fmt.Sprintf("uid %d is not an owner of namespace %s: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)", strangerUid, a)
 	if rep := w.ask(strangerUid, netctl.Request{Op: netctl.OpAllow, Namespace: a, Name: "evil.test", Scope: netctl.ScopeAlways}); rep.Error != want {
 		t.Fatalf("another user's approval: %q, want %q", rep.Error, want)
 	}
@@ -226,6 +243,29 @@ func TestApprovalByOwner(t *testing.T) {
 	list := w.ask(u.Uid, netctl.Request{Op: netctl.OpList, Namespace: a}).Allowances
 	if len(list) != 2 || list[0].Pattern != "allowed.test" || !strings.HasPrefix(list[0].Source, "config ") || list[1].Pattern != "evil.test" || list[1].Source != "approval" || list[1].By != u.Uid {
 		t.Fatalf("list = %+v, want allowed.test from the config and evil.test approved by %d", list, u.Uid)
+	}
+}
+
+// TestApprovalByGroup: with approvers @GID, a user in that group (as the
+// kernel knows it) approves for the shared namespace; the same user
+// outside the group is refused.
+func TestApprovalByGroup(t *testing.T) {
+	testutil.RequireCommand(t, "setpriv")
+	w := newPolicyWorld(t, approveConf+"approvers @4711\n", 0)
+	a := testutil.UniqueName("ag", 6)
+	w.up(a)
+	w.dialControl().Close()
+	req := netctl.Request{Op: netctl.OpAllow, Namespace: a, Name: "evil.test", Scope: netctl.ScopeAlways}
+	out := w.asUserInGroups(strangerUid, []uint32{100}, netctlSpec{Socket: w.control, Request: &req})
+	want := fmt.Sprintf("uid %d is not an owner of namespace %s: its owner is the user of a namespace NAME-UID, or one an approvers line of netns-firewall.conf names (a user, or a group of theirs)", strangerUid, a)
+	if out.Reply.Error != want {
+		t.Fatalf("allow outside the group: %+v, want %q", out, want)
+	}
+	if out := w.asUserInGroups(strangerUid, []uint32{100, 4711}, netctlSpec{Socket: w.control, Request: &req}); out.DialErr != "" || out.Reply.Error != "" {
+		t.Fatalf("allow in the group: %+v, want it taken", out)
+	}
+	if got := w.mustResolve(a, "evil.test"); strings.Join(got, " ") != evilIP {
+		t.Fatalf("evil.test after the group's approval = %v, want %s", got, evilIP)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/buildinfo"
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
@@ -86,12 +87,18 @@ func describePolicy(name string) string {
 // host (it refuses one: the host is no namespace of its): the sandbox
 // would have no names, and the bridge firewall lets its queries reach no
 // other server.
+//
+// Where netns-dns has its control socket, it asks there too whether
+// netns-dns serves the namespace fully: a netns-dns that lacks the
+// sockets of the table inside the namespace answers the host but refuses
+// every name of the sandbox (SERVFAIL).
 func checkResolver(name string) error {
-	return resolverAnswers(netcfg.Default(buildinfo.Sysconfdir), name)
+	return resolverAnswers(netcfg.Default(buildinfo.Sysconfdir), name, netctl.SocketPath)
 }
 
-// resolverAnswers is checkResolver with the paths and addresses of cfg.
-func resolverAnswers(cfg netcfg.Config, name string) error {
+// resolverAnswers is checkResolver with the paths and addresses of cfg and
+// the control socket at control.
+func resolverAnswers(cfg netcfg.Config, name, control string) error {
 	b, err := os.ReadFile(cfg.PolicyPath(name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil // no policy: the host's resolver, as the firewall says
@@ -109,6 +116,15 @@ func resolverAnswers(cfg netcfg.Config, name string) error {
 	gw := netip.AddrPortFrom(cfg.Gateway(), 53).String()
 	if _, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, gw); err != nil {
 		return fmt.Errorf("netns-dns does not answer on %s for namespace %s (%w): sudo systemctl restart netns-dns", gw, name, err)
+	}
+	c, err := netctl.Dial(control)
+	if err != nil {
+		return nil // a netns-dns without a control socket: the answer must do
+	}
+	defer c.Close()
+	c.Raw().SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name}); err != nil && !strings.Contains(err.Error(), "unknown op") {
+		return err
 	}
 	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netcfg"
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl/netctltest"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
 
@@ -23,8 +25,9 @@ func TestResolverAnswers(t *testing.T) {
 	testutil.InNetns(t, ns, "ip", "link", "set", "lo", "up")
 	dir := t.TempDir()
 	cfg := netcfg.Config{PolicyDir: dir, BridgeAddr: netip.MustParsePrefix("127.0.0.1/8")}
+	control := filepath.Join(dir, "no-control.sock")
 	check := func(name string) (err error) {
-		if e := testutil.InNetnsThread(ns, func() error { err = resolverAnswers(cfg, name); return nil }); e != nil {
+		if e := testutil.InNetnsThread(ns, func() error { err = resolverAnswers(cfg, name, control); return nil }); e != nil {
 			t.Fatal(e)
 		}
 		return err
@@ -61,5 +64,21 @@ func TestResolverAnswers(t *testing.T) {
 	t.Cleanup(func() { s.Shutdown() })
 	if err := check("agents"); err != nil {
 		t.Fatalf("resolverAnswers with netns-dns answering = %v, want nil", err)
+	}
+
+	// A netns-dns with a control socket that says it cannot serve the
+	// namespace (no sockets of its inside table): refused with its line.
+	fake := netctltest.New(t)
+	control = fake.Path
+	if err := check("agents"); err != nil {
+		t.Fatalf("resolverAnswers with a control socket that says ready = %v, want nil", err)
+	}
+	msg := "netns-dns lacks the sockets of the table inside namespace agents, and answers none of its names: sudo systemctl restart netns@agents"
+	fake.Reply(netctl.OpReady, netctl.Reply{Error: msg})
+	if err := check("agents"); err == nil || err.Error() != "netns-dns: "+msg {
+		t.Fatalf("resolverAnswers with netns-dns not ready = %v, want %q", err, "netns-dns: "+msg)
+	}
+	if got := fake.Requests(); got[len(got)-1].Op != netctl.OpReady || got[len(got)-1].Namespace != "agents" {
+		t.Fatalf("requests = %+v, want a ready of agents last", got)
 	}
 }

@@ -383,3 +383,19 @@ func FuzzControl(f *testing.F) {
 		r.Control(owner, req)
 	})
 }
+
+// TestReady: anyone may ask whether a namespace is served; without the
+// sockets of its inside table, or its policy, the answer says what to do.
+func TestReady(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	if rep := r.Control(stranger, netctl.Request{Op: netctl.OpReady, Namespace: "agents"}); rep.Error != "" {
+		t.Errorf("ready of a served namespace: %q, want none", rep.Error)
+	}
+	r.Inside = func(string, int64) Pinner { return nil }
+	if rep := r.Control(stranger, netctl.Request{Op: netctl.OpReady, Namespace: "agents"}); rep.Error != "netns-dns lacks the sockets of the table inside namespace agents, and answers none of its names: sudo systemctl restart netns@agents" {
+		t.Errorf("ready without the inside sockets: %q", rep.Error)
+	}
+	if rep := r.Control(stranger, netctl.Request{Op: netctl.OpReady, Namespace: "other"}); rep.Error != "netns-dns has no policy of namespace other: sudo systemctl restart netns@other" {
+		t.Errorf("ready of an unknown namespace: %q", rep.Error)
+	}
+}

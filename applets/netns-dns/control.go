@@ -30,6 +30,9 @@ func (r *Resolver) ControlAs(uid uint32, gids []uint32, req netctl.Request) netc
 	if req.Op == netctl.OpWatch && req.Namespace == "" {
 		return netctl.Reply{Namespaces: r.owned(uid, gids)}
 	}
+	if req.Op == netctl.OpReady {
+		return r.ready(req.Namespace)
+	}
 	p, err := r.authorize(uid, gids, req.Namespace)
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
@@ -47,6 +50,19 @@ func (r *Resolver) ControlAs(uid uint32, gids []uint32, req netctl.Request) netc
 		return netctl.Reply{Namespaces: []string{p.Name}}
 	}
 	return netctl.Reply{Error: fmt.Sprintf("unknown op %s: use list, denials, allow, revoke, watch, session or owned", quote.String(req.Op))}
+}
+
+// ready answers OpReady: whether namespace ns is served as its policy
+// says. It tells a caller no more than netns-setup status tells root.
+func (r *Resolver) ready(ns string) netctl.Reply {
+	p := r.policyOf(ns)
+	switch {
+	case p == nil:
+		return netctl.Reply{Error: fmt.Sprintf("netns-dns has no policy of namespace %s: sudo systemctl restart netns@%s", quote.String(ns), quote.String(ns))}
+	case p.Mode == netpolicy.PolicyAllowlist && r.Inside != nil && r.Inside(p.Name, p.Generation) == nil:
+		return netctl.Reply{Error: fmt.Sprintf("netns-dns lacks the sockets of the table inside namespace %s, and answers none of its names: sudo systemctl restart netns@%s", p.Name, p.Name)}
+	}
+	return netctl.Reply{}
 }
 
 // authorize returns the policy of namespace ns if uid, a member of gids,

@@ -48,6 +48,10 @@ const (
 	OpWatch   = "watch"   // stream Events of Namespace (every owned one if empty)
 	OpSession = "session" // a launcher's session of Namespace: stream Events until closed
 	OpOwned   = "owned"   // the namespaces the caller may act on: Reply.Namespaces
+	// OpReady asks whether netns-dns serves Namespace fully (its policy,
+	// and the sockets of the table inside it); any caller may ask. An
+	// Error says what is missing and how to fix it.
+	OpReady = "ready"
 )
 
 // Request is one line from a client.

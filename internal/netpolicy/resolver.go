@@ -175,33 +175,40 @@ func ForNamespace(name string, addr netip.Addr, c Config, upstream []netip.AddrP
 // LookupUser is the uid of an approvers line's user: a number is a uid, a
 // name is looked up in the user database.
 func LookupUser(u string) (uint32, error) {
-	if n, err := strconv.ParseUint(u, 10, 32); err == nil {
-		return uint32(n), nil
-	}
-	usr, err := user.Lookup(u)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseUint(usr.Uid, 10, 32)
-	if err != nil {
-		return 0, fmt.Errorf("uid %q is not a number", usr.Uid)
-	}
-	return uint32(n), nil
+	return lookupID(u, "uid", func(name string) (string, error) {
+		usr, err := user.Lookup(name)
+		if err != nil {
+			return "", err
+		}
+		return usr.Uid, nil
+	})
 }
 
 // LookupGroup is the gid of an approvers line's @GROUP: a number is a
 // gid, a name is looked up in the group database.
 func LookupGroup(g string) (uint32, error) {
-	if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+	return lookupID(g, "gid", func(name string) (string, error) {
+		grp, err := user.LookupGroup(name)
+		if err != nil {
+			return "", err
+		}
+		return grp.Gid, nil
+	})
+}
+
+// lookupID is the number s, or the id (a uid or gid, what) lookup gives
+// the name s.
+func lookupID(s, what string, lookup func(string) (string, error)) (uint32, error) {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
 		return uint32(n), nil
 	}
-	grp, err := user.LookupGroup(g)
+	id, err := lookup(s)
 	if err != nil {
 		return 0, err
 	}
-	n, err := strconv.ParseUint(grp.Gid, 10, 32)
+	n, err := strconv.ParseUint(id, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("gid %q is not a number", grp.Gid)
+		return 0, fmt.Errorf("%s %q is not a number", what, id)
 	}
 	return uint32(n), nil
 }

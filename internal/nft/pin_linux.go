@@ -33,8 +33,8 @@ func NewPinner(netnsFd int) (*Pinner, error) {
 func (p *Pinner) Close() error { return p.c.CloseLasting() }
 
 // Pin puts addrs (IPv4; others are skipped) into set of table with the
-// given timeout, replacing the timeout of those already there. It is one
-// transaction: add (so that the delete finds it), delete, add.
+// given timeout, replacing the timeout of those already there, in one
+// transaction.
 func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
 	s := &nftables.Set{Table: &nftables.Table{Family: nftables.TableFamilyINet, Name: table}, Name: set, KeyType: nftables.TypeIPAddr, HasTimeout: true}
 	var els []nftables.SetElement
@@ -43,6 +43,12 @@ func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duratio
 			els = append(els, nftables.SetElement{Key: a.AsSlice(), Timeout: timeout})
 		}
 	}
+	return p.replace(s, els)
+}
+
+// replace puts els into s, replacing the timeout of those already there,
+// in one transaction: add (so that the delete finds them), delete, add.
+func (p *Pinner) replace(s *nftables.Set, els []nftables.SetElement) error {
 	if len(els) == 0 {
 		return nil
 	}
@@ -65,21 +71,7 @@ func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duratio
 func (p *Pinner) PinFlows(table, set string, flows []Flow, timeout time.Duration) error {
 	s := flowSet(table, set)
 	els := flowElements(flows, timeout)
-	if len(els) == 0 {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.c.SetAddElements(s, els); err != nil {
-		return err
-	}
-	if err := p.c.SetDeleteElements(s, els); err != nil {
-		return err
-	}
-	if err := p.c.SetAddElements(s, els); err != nil {
-		return err
-	}
-	return p.c.Flush()
+	return p.replace(s, els)
 }
 
 // UnpinFlows removes flows from the Flows set of table; those not there

@@ -399,3 +399,28 @@ func TestReady(t *testing.T) {
 		t.Errorf("ready of an unknown namespace: %q", rep.Error)
 	}
 }
+
+// TestHeldLookupRefusedPerQuery: a lookup's A and AAAA, held together,
+// are two refusals when the hold runs out, as without it (the summary
+// after a session names the A).
+func TestHeldLookupRefusedPerQuery(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 1000 })
+	watch(r, owner, "agents", true)
+	aaaa := query("evil.test.", dns.TypeAAAA)
+	aaaa.Id++
+	for _, q := range []*dns.Msg{aaaa, query("evil.test.", dns.TypeA)} {
+		if now, _ := handle(t, r, q); now != nil {
+			t.Fatalf("answered at once: %v", now)
+		}
+	}
+	c.add(time.Second)
+	r.SweepHolds()
+	var got []string
+	for _, d := range r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials {
+		got = append(got, d.Name+" "+d.Type)
+	}
+	slices.Sort(got)
+	if want := []string{"evil.test A", "evil.test AAAA"}; !slices.Equal(got, want) {
+		t.Fatalf("denials after the hold: %q, want %q", got, want)
+	}
+}

@@ -110,8 +110,12 @@ func (r *Resolver) SweepHolds() {
 			w.release(reply(w.q, dns.RcodeRefused))
 		}
 		r.hub.publish(netctl.Event{Kind: netctl.EventReleased, Time: r.clock(), Namespace: hd.ns, Name: hd.name, Type: dns.Type(hd.qtype).String()})
+		// Each query is a refusal, as without the hold: the A and the
+		// AAAA of one lookup are two, of two types.
 		if p := r.policyOf(hd.ns); p != nil {
-			r.refused(p, hd.waiters[0].q.Question[0])
+			for _, w := range hd.waiters {
+				r.refused(p, w.q.Question[0])
+			}
 		}
 	}
 }

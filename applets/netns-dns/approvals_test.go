@@ -2,8 +2,11 @@ package netnsdns
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -382,4 +385,39 @@ func FuzzControl(f *testing.F) {
 		}
 		r.Control(owner, req)
 	})
+}
+
+// TestDenialsOfHostileNamesFitOneLine: the sandbox chooses the names it
+// is refused; a thousand of them, each as long as DNS allows and made of
+// the bytes JSON writes longest, still make a denials reply that a client
+// (the launcher's summary, claude-sandbox net denials) can read: the
+// sandbox cannot hide its refusals behind a reply too long to read.
+func TestDenialsOfHostileNamesFitOneLine(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	for _, fill := range []string{"<", `"`} {
+		for i := range maxRecent {
+			l := strings.Repeat(fill, 63)
+			name := fmt.Sprintf("%s.%s.%s.%04d%s.", l, l, l, i, strings.Repeat(fill, 55))
+			if got := rcode(r, name, dns.TypeA); got != "REFUSED" {
+				t.Fatalf("%s: %s, want REFUSED", name, got)
+			}
+		}
+		rep := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"})
+		if len(rep.Denials) != maxRecent {
+			t.Fatalf("%d denials, want %d", len(rep.Denials), maxRecent)
+		}
+		a, b := net.Pipe()
+		go func() {
+			netctl.NewConn(a).Send(rep)
+			a.Close()
+		}()
+		var got netctl.Reply
+		if err := netctl.NewConn(b).Recv(&got); err != nil {
+			t.Fatalf("names of %q: the client reads the denials reply: %v", fill, err)
+		}
+		b.Close()
+		if len(got.Denials) != maxRecent {
+			t.Fatalf("names of %q: the client read %d denials, want %d", fill, len(got.Denials), maxRecent)
+		}
+	}
 }

@@ -141,11 +141,17 @@ func Dial(path string) (*Conn, error) {
 	return NewConn(c), nil
 }
 
-// NewConn wraps c (either end).
+// NewConn wraps c (either end). Text is written as it is, not with
+// <, > and & as \u escapes: a name the sandbox chose (a refused one,
+// at most 256 bytes as netns-dns keeps it, its odd bytes escaped \DDD or
+// \X) then takes at most twice its length in a line, so that the denials
+// of a namespace (at most 1000) fit in maxLine however they are chosen.
 func NewConn(c net.Conn) *Conn {
 	s := bufio.NewScanner(c)
 	s.Buffer(make([]byte, 4096), maxLine)
-	return &Conn{c: c, r: s, enc: json.NewEncoder(c)}
+	enc := json.NewEncoder(c)
+	enc.SetEscapeHTML(false)
+	return &Conn{c: c, r: s, enc: enc}
 }
 
 // Send writes one line.

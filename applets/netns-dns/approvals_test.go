@@ -421,3 +421,36 @@ func TestDenialsOfHostileNamesFitOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRevokeRefusesHeldQuery: claude-sandbox-net(1) says a revoke given
+// while a query of the name is held refuses that query now (the Deny of
+// the launcher's notification is such a revoke): the query must not wait
+// out its hold, nor be answered by an approval made in the meantime.
+func TestRevokeRefusesHeldQuery(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	w := watch(r, owner, "agents", true)
+	now, later := handle(t, r, query("evil.test.", dns.TypeA))
+	if now != nil {
+		t.Fatalf("answered at once: %v", now)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventHeld {
+		t.Fatalf("event %+v, want held", e)
+	}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "evil.test"}); rep.Error != "" {
+		t.Fatalf("revoke of a held name: %s", rep.Error)
+	}
+	select {
+	case m := <-later:
+		if m == nil || m.Rcode != dns.RcodeRefused {
+			t.Fatalf("after the revoke: %v, want REFUSED", m)
+		}
+	default:
+		t.Fatal("after the revoke the query is still held")
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventReleased || e.Answered {
+		t.Fatalf("event %+v, want released, not answered", e)
+	}
+	if r.holds.held("agents") != 0 {
+		t.Fatalf("%d queries still held", r.holds.held("agents"))
+	}
+}

@@ -148,16 +148,21 @@ func (r *Resolver) checkAllow(uid uint32, p *netpolicy.Policy, req netctl.Reques
 }
 
 // revoke removes the approvals of req.Name (as written in the approval:
-// NAME or *.NAME) in p's namespace, whoever made them, and their flows.
+// NAME or *.NAME) in p's namespace, whoever made them, and their flows,
+// and refuses the held queries it covers now.
 func (r *Resolver) revoke(p *netpolicy.Policy, req netctl.Request) netctl.Reply {
 	d, err := netpolicy.ParsePattern(req.Name)
 	if err != nil {
 		return netctl.Reply{Error: fmt.Sprintf("name: %v", err)}
 	}
 	pattern := d.Pattern()
+	refused := r.refuseHolds(r.holds.take(p.Name, func(name string) bool { return patternCovers(pattern, name) }))
 	gone, err := r.approvals.remove(p.Name, func(ap approval) bool { return ap.Pattern == pattern })
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
+	}
+	if len(gone) == 0 && refused > 0 {
+		return netctl.Reply{}
 	}
 	if len(gone) == 0 {
 		return netctl.Reply{Error: fmt.Sprintf("no approval of %s in namespace %s (claude-sandbox net list shows them)", pattern, p.Name)}

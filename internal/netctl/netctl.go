@@ -44,7 +44,7 @@ const (
 	OpList    = "list"    // allowances of Namespace: Reply.Allowances
 	OpDenials = "denials" // refusals of Namespace since Since: Reply.Denials
 	OpAllow   = "allow"   // approve Name with Scope (and Ports)
-	OpRevoke  = "revoke"  // remove the user's approvals of Name
+	OpRevoke  = "revoke"  // remove the approvals of Name (anyone's), refuse its held queries
 	OpWatch   = "watch"   // stream Events of Namespace (every owned one if empty)
 	OpSession = "session" // a launcher's session of Namespace: stream Events until closed
 	OpOwned   = "owned"   // the namespaces the caller may act on: Reply.Namespaces

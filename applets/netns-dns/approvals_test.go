@@ -454,3 +454,35 @@ func TestRevokeRefusesHeldQuery(t *testing.T) {
 		t.Fatalf("%d queries still held", r.holds.held("agents"))
 	}
 }
+
+// TestSessionApprovalNotKeptPastLastSession: a session approval made
+// while the last session of its namespace ends must end with it, not
+// stay until netns-dns stops (the session's end removed the session
+// approvals between the check that one runs and the approval's record).
+func TestSessionApprovalNotKeptPastLastSession(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	s := watch(r, owner, "agents", true)
+	calls := 0
+	r.now = func() time.Time {
+		// The allow reads the clock twice: in its checks (the session
+		// runs), then to record the approval; the session ends between.
+		if calls++; calls == 2 {
+			r.endSessions(r.hub.remove(s))
+		}
+		return c.now()
+	}
+	rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeSession})
+	r.now = c.now
+	if calls < 2 {
+		t.Fatalf("the allow read the clock %d times: the session did not end during it", calls)
+	}
+	if l := r.approvals.list("agents", c.now()); len(l) != 0 {
+		t.Fatalf("approvals %+v after the last session ended, want none", l)
+	}
+	if want := "no launcher session of namespace agents is running: allow --once or --always"; rep.Error != want {
+		t.Fatalf("allow: %q, want %q", rep.Error, want)
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("evil.test after the session: %s, want REFUSED", got)
+	}
+}

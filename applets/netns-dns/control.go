@@ -107,6 +107,13 @@ func (r *Resolver) allow(uid uint32, p *netpolicy.Policy, req netctl.Request) ne
 	if err := r.approvals.add(p.Name, ap, r.clock()); err != nil {
 		return netctl.Reply{Error: err.Error()}
 	}
+	// The last session may have ended since checkAllow counted it, its
+	// end removing the session approvals before this one came: then
+	// this one ends too. (A session that ends later removes it itself.)
+	if ap.Scope == netctl.ScopeSession && r.hub.sessions(p.Name) == 0 {
+		r.endSessions([]string{p.Name})
+		return netctl.Reply{Error: noSession(p.Name).Error()}
+	}
 	r.hub.publish(netctl.Event{Kind: netctl.EventApproved, Time: r.clock(), Namespace: p.Name, Name: ap.Pattern, Scope: ap.Scope})
 	return netctl.Reply{Held: r.answerHolds(p.Name, ap.Pattern)}
 }
@@ -138,13 +145,17 @@ func (r *Resolver) checkAllow(uid uint32, p *netpolicy.Policy, req netctl.Reques
 		ap.Scope, ap.Until = netctl.ScopeOnce, now.Add(netctl.OnceWindow)
 	case netctl.ScopeSession:
 		if r.hub.sessions(p.Name) == 0 {
-			return approval{}, fmt.Errorf("no launcher session of namespace %s is running: allow --once or --always", p.Name)
+			return approval{}, noSession(p.Name)
 		}
 	case netctl.ScopeAlways:
 	default:
 		return approval{}, fmt.Errorf("scope %s: use once, session or always", quote.String(req.Scope))
 	}
 	return ap, nil
+}
+
+func noSession(ns string) error {
+	return fmt.Errorf("no launcher session of namespace %s is running: allow --once or --always", ns)
 }
 
 // revoke removes the approvals of req.Name (as written in the approval:

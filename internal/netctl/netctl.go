@@ -24,8 +24,9 @@ const SocketPath = "/run/netns-dns/control.sock"
 // Scopes of an approval.
 const (
 	// ScopeOnce answers the held queries of the name (or, if none is
-	// held, the next query within OnceWindow) and pins their addresses
-	// for the usual time; later queries are refused again.
+	// held, the next query within OnceWindow), and every query it covers
+	// for 5 seconds after its first answer, and pins their addresses for
+	// the usual time; later queries are refused again.
 	ScopeOnce = "once"
 	// ScopeSession lasts while a launcher session of the namespace (a
 	// connection that sent OpSession) is open; it ends with the last one.

@@ -90,7 +90,11 @@ func checkHostGit() error {
 	if err != nil {
 		return fmt.Errorf("git commit: git is not installed here, and you would fetch the agent's work with it: install git or remove `git commit` from %s", configName)
 	}
-	out, err := exec.Command(path, "--version").Output()
+	// In /, without what steers the loader (hostEnv): the launcher's
+	// directory is the project, which the sandbox writes.
+	cmd := exec.Command(path, "--version")
+	cmd.Dir, cmd.Env = "/", hostEnv(os.Environ())
+	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("git commit: %s --version: %w", path, err)
 	}

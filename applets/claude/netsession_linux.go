@@ -80,11 +80,22 @@ func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify func
 		return nil
 	}
 	s := &netSession{socket: socket, ns: ns, base: base, uid: uid, start: start, conn: c,
-		notify: notify(), env: env, asking: map[string]bool{}}
+		notify: notify(), env: hostEnv(env), asking: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.events()
 	return s
+}
+
+// hostEnv is env without the variables that steer the dynamic loader or
+// libc (sandbox.LoaderVar), as for the chain: an LD_LIBRARY_PATH with an
+// empty entry, or a relative one, names the launcher's directory, which
+// the sandbox writes.
+func hostEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return sandbox.LoaderVar(k)
+	})
 }
 
 // findNotifySend returns the notify-send of notifyDirs that root owns and
@@ -185,9 +196,14 @@ func notifyArgs(ev netctl.Event, left time.Duration) []string {
 
 // run runs notify-send with args and returns the key it printed. Its
 // stdin and stderr are /dev/null: it has nothing of the agent's terminal.
+// It runs in /, with the launcher's environment less what steers the
+// loader (hostEnv).
 func (s *netSession) run(args []string) string {
 	cmd := exec.CommandContext(s.ctx, s.notify, args...)
 	cmd.Env = s.env
+	// Not the launcher's directory (the project, the sandbox's to write):
+	// nothing notify-send reads by a relative name comes from there.
+	cmd.Dir = "/"
 	// A session of its own: no controlling terminal, the agent's least.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setsid: true}
 	var out strings.Builder

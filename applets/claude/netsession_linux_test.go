@@ -3,8 +3,10 @@ package claude
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +226,50 @@ func TestNotifySendTrusted(t *testing.T) {
 		if r.Op == netctl.OpAllow {
 			t.Errorf("an approval was sent without a trusted notify-send: %+v", r)
 		}
+	}
+}
+
+// TestNotifySendNotSteeredByProject performs the attack: notify-send is a
+// dynamic program run on the host while the sandbox runs, and the
+// launcher's directory is the project, which the sandbox writes. With an
+// LD_LIBRARY_PATH that has an empty entry (the current directory; what
+// `export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/opt/lib` makes when it was
+// unset), a library the sandbox put in the project would be loaded on the
+// host. notify-send runs in /, without the variables that steer the
+// loader, as the chain does.
+func TestNotifySendNotSteeredByProject(t *testing.T) {
+	srv := netctltest.New(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	p := filepath.Join(dir, "notify-send")
+	script := fmt.Sprintf("#!/bin/sh\n{ pwd; env; } >%s\necho deny\n", marker)
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project := t.TempDir()
+	t.Chdir(project)
+	env := append(os.Environ(), "LD_LIBRARY_PATH=:/opt/lib", "LD_PRELOAD=libfake.so", "GCONV_PATH=.", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus")
+	s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, func() string { return p }, env)
+	if s == nil || !srv.WaitStreams(1, nil) {
+		t.Fatal("no session")
+	}
+	srv.Emit(netctl.Event{Kind: netctl.EventHeld, Time: time.Now(), Namespace: "agents-1000", Name: "x.example.com", Type: "A", Until: time.Now().Add(time.Minute)})
+	srv.WaitRequest(netctl.OpRevoke, nil)
+	s.summary(io.Discard)
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "/" {
+		t.Errorf("notify-send ran in %s, want /: the project steers what it loads", lines[0])
+	}
+	for _, l := range lines[1:] {
+		if k, _, _ := strings.Cut(l, "="); strings.HasPrefix(k, "LD_") || k == "GCONV_PATH" {
+			t.Errorf("notify-send's environment has %s", l)
+		}
+	}
+	if !slices.Contains(lines, "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus") {
+		t.Errorf("notify-send lacks the session bus address:\n%s", b)
 	}
 }

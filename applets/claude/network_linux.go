@@ -123,7 +123,10 @@ func resolverAnswers(cfg netcfg.Config, name, control string) error {
 	}
 	defer c.Close()
 	c.Raw().SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name}); err != nil && !strings.Contains(err.Error(), "unknown op") {
+	// Only netns-dns's word that it does not serve the namespace refuses
+	// the start: a busy socket (another user may fill the connections of
+	// those who own no namespace) or an older netns-dns says nothing.
+	if rep, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name}); err != nil && rep.NotReady {
 		return err
 	}
 	return nil

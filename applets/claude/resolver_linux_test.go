@@ -74,7 +74,11 @@ func TestResolverAnswers(t *testing.T) {
 		t.Fatalf("resolverAnswers with a control socket that says ready = %v, want nil", err)
 	}
 	msg := "netns-dns lacks the sockets of the table inside namespace agents, and answers none of its names: sudo systemctl restart netns@agents"
-	fake.Reply(netctl.OpReady, netctl.Reply{Error: msg})
+	fake.Reply(netctl.OpReady, netctl.Reply{Error: "uid 1001 owns no namespace, and users who own none have 16 control connections open already: try again later"})
+	if err := check("agents"); err != nil {
+		t.Fatalf("resolverAnswers with a busy control socket = %v, want nil (no word on the namespace)", err)
+	}
+	fake.Reply(netctl.OpReady, netctl.Reply{NotReady: true, Error: msg})
 	if err := check("agents"); err == nil || err.Error() != "netns-dns: "+msg {
 		t.Fatalf("resolverAnswers with netns-dns not ready = %v, want %q", err, "netns-dns: "+msg)
 	}

@@ -12,7 +12,9 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -65,6 +67,14 @@ func (osHost) Run(ctx context.Context, argv ...string) Output {
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// In /, without what steers the loader: the doctor's directory may be
+	// a project, which a sandbox writes, and an LD_LIBRARY_PATH with an
+	// empty entry names it.
+	cmd.Dir = "/"
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return sandbox.LoaderVar(k)
+	})
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -439,3 +439,49 @@ func TestWatchNamespace(t *testing.T) {
 		t.Errorf("net watch --namespace shared asked %+v", reqs)
 	}
 }
+
+// TestWatchSelectionNeverMovesToAnotherName performs the attack: every
+// held name is the sandbox's query, and it knows when each hold ends. It
+// asks a name the user wants (selected, the oldest), then its own; the
+// first hold runs out just as the user presses a: the key must not answer
+// the sandbox's name, which the screen never showed selected.
+func TestWatchSelectionNeverMovesToAnotherName(t *testing.T) {
+	held := func(name string) netctl.Event {
+		return netctl.Event{Kind: netctl.EventHeld, Time: now, Namespace: "agents-1000", Name: name, Type: "A", Until: now.Add(4 * time.Second)}
+	}
+	b := &board{}
+	b.apply(held("registry.npmjs.org"))
+	b.apply(held("evil.example"))
+	if h, ok := b.selected(); !ok || h.name != "registry.npmjs.org" {
+		t.Fatalf("selected %+v %v, want the oldest, registry.npmjs.org", h, ok)
+	}
+	b.apply(netctl.Event{Kind: netctl.EventReleased, Time: now, Namespace: "agents-1000", Name: "registry.npmjs.org", Type: "A"})
+	if h, ok := b.selected(); ok {
+		t.Fatalf("after the selected name went, %s is selected: a key meant for the name shown would answer it", h.name)
+	}
+	if !slices.Contains(b.render(now), "the selected name has gone: j or k selects another") {
+		t.Errorf("screen %q does not say that the selection went", b.render(now))
+	}
+	// j (or k) selects again, among what the screen shows.
+	b.move(1)
+	if h, ok := b.selected(); !ok || h.name != "evil.example" {
+		t.Fatalf("after j: %+v %v, want evil.example", h, ok)
+	}
+	// A name before the selected one goes: the selection stays on its name.
+	b.apply(held("third.example"))
+	b.move(1)
+	b.apply(netctl.Event{Kind: netctl.EventRefused, Time: now, Namespace: "agents-1000", Name: "evil.example", Type: "A"})
+	if h, ok := b.selected(); !ok || h.name != "third.example" {
+		t.Fatalf("after an earlier name went: %+v %v, want third.example still", h, ok)
+	}
+	// The expiry of a hold before it, too.
+	b = &board{}
+	b.apply(held("first.example"))
+	b.apply(held("second.example"))
+	b.move(1)
+	b.held[0].until = now.Add(-time.Second)
+	b.expire(now)
+	if h, ok := b.selected(); !ok || h.name != "second.example" {
+		t.Fatalf("after an earlier hold ran out: %+v %v, want second.example", h, ok)
+	}
+}

@@ -41,10 +41,19 @@ type held struct {
 
 // board is what net watch shows: the held names, oldest first, the
 // latest refusals, the selection and the outcome of the last key.
+//
+// The selection is a name, not a place in the list: the sandbox asks
+// every held name and knows when each hold ends, so a list that moved
+// under the user's key would let it answer a name the screen never
+// showed selected. It follows its name when names before it go; once
+// its name has gone (answered, refused, run out) nothing is selected
+// until j or k picks again. Until then the oldest is selected.
 type board struct {
 	held    []held
 	refused []netctl.Event
-	sel     int
+	sel     int // index of picked in held; -1 none
+	picked  *held
+	gone    bool // picked has gone since the last j or k
 	status  string
 }
 
@@ -76,13 +85,47 @@ func (b *board) expire(now time.Time) {
 	b.clamp()
 }
 
+// clamp puts sel on the picked name, or on none once it has gone; with
+// nothing picked and nothing gone, the oldest is picked.
 func (b *board) clamp() {
-	b.sel = max(0, min(b.sel, len(b.held)-1))
+	b.sel = -1
+	if b.picked != nil {
+		if i := b.index(*b.picked); i >= 0 {
+			b.sel = i
+			return
+		}
+		b.picked, b.gone = nil, true
+	}
+	if !b.gone && len(b.held) > 0 {
+		b.pick(0)
+	}
 }
 
-// selected is the held name a key acts on (ok false: none is held).
-func (b *board) selected() (held, bool) {
+func (b *board) index(h held) int {
+	return slices.IndexFunc(b.held, func(x held) bool { return x.ns == h.ns && x.name == h.name })
+}
+
+func (b *board) pick(i int) {
+	h := b.held[i]
+	b.sel, b.picked, b.gone = i, &h, false
+}
+
+// move moves the selection d names down (up if negative); with none, it
+// selects the oldest.
+func (b *board) move(d int) {
 	if len(b.held) == 0 {
+		return
+	}
+	if b.sel < 0 {
+		b.pick(0)
+		return
+	}
+	b.pick(max(0, min(b.sel+d, len(b.held)-1)))
+}
+
+// selected is the held name a key acts on (ok false: none is selected).
+func (b *board) selected() (held, bool) {
+	if b.sel < 0 || b.sel >= len(b.held) {
 		return held{}, false
 	}
 	return b.held[b.sel], true
@@ -133,6 +176,9 @@ func (b *board) render(now time.Time) []string {
 		for _, ev := range b.refused {
 			lines = append(lines, fmt.Sprintf("  %s  %s  %s %s", stamp(ev.Time), quote.String(ev.Namespace), quote.String(ev.Type), quote.String(ev.Name)))
 		}
+	}
+	if b.gone && len(b.held) > 0 {
+		lines = append(lines, "", "the selected name has gone: j or k selects another")
 	}
 	if b.status != "" {
 		lines = append(lines, "", b.status)
@@ -263,12 +309,10 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 		case "q", "\x03", "\x04":
 			return true
 		case "j", "\x0e":
-			b.sel++
-			b.clamp()
+			b.move(1)
 			return false
 		case "k", "\x10":
-			b.sel--
-			b.clamp()
+			b.move(-1)
 			return false
 		}
 	}
@@ -279,6 +323,9 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 		return false
 	}
 	h, ok := b.selected()
+	if !raw && len(b.held) > 0 {
+		h, ok = b.held[0], true // lines: the oldest, unless named
+	}
 	if name = strings.TrimSpace(name); name != "" {
 		i := slices.IndexFunc(b.held, func(h held) bool { return h.name == name })
 		if i < 0 {
@@ -293,6 +340,10 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 		if !raw {
 			say("unknown command " + quote.String(cmd) + ": o, s, a or d, then optionally the name")
 		}
+		return false
+	}
+	if !ok && len(b.held) > 0 {
+		say("no held name is selected (the selected one has gone): j or k selects one")
 		return false
 	}
 	if !ok {

@@ -2,8 +2,11 @@ package netnsdns
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -422,5 +425,105 @@ func TestHeldLookupRefusedPerQuery(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"evil.test A", "evil.test AAAA"}; !slices.Equal(got, want) {
 		t.Fatalf("denials after the hold: %q, want %q", got, want)
+	}
+}
+
+// TestDenialsOfHostileNamesFitOneLine: the sandbox chooses the names it
+// is refused; a thousand of them, each as long as DNS allows and made of
+// the bytes JSON writes longest, still make a denials reply that a client
+// (the launcher's summary, claude-sandbox net denials) can read: the
+// sandbox cannot hide its refusals behind a reply too long to read.
+func TestDenialsOfHostileNamesFitOneLine(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	for _, fill := range []string{"<", `"`} {
+		for i := range maxRecent {
+			l := strings.Repeat(fill, 63)
+			name := fmt.Sprintf("%s.%s.%s.%04d%s.", l, l, l, i, strings.Repeat(fill, 55))
+			if got := rcode(r, name, dns.TypeA); got != "REFUSED" {
+				t.Fatalf("%s: %s, want REFUSED", name, got)
+			}
+		}
+		rep := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"})
+		if len(rep.Denials) != maxRecent {
+			t.Fatalf("%d denials, want %d", len(rep.Denials), maxRecent)
+		}
+		a, b := net.Pipe()
+		go func() {
+			netctl.NewConn(a).Send(rep)
+			a.Close()
+		}()
+		var got netctl.Reply
+		if err := netctl.NewConn(b).Recv(&got); err != nil {
+			t.Fatalf("names of %q: the client reads the denials reply: %v", fill, err)
+		}
+		b.Close()
+		if len(got.Denials) != maxRecent {
+			t.Fatalf("names of %q: the client read %d denials, want %d", fill, len(got.Denials), maxRecent)
+		}
+	}
+}
+
+// TestRevokeRefusesHeldQuery: claude-sandbox-net(1) says a revoke given
+// while a query of the name is held refuses that query now (the Deny of
+// the launcher's notification is such a revoke): the query must not wait
+// out its hold, nor be answered by an approval made in the meantime.
+func TestRevokeRefusesHeldQuery(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	w := watch(r, owner, "agents", true)
+	now, later := handle(t, r, query("evil.test.", dns.TypeA))
+	if now != nil {
+		t.Fatalf("answered at once: %v", now)
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventHeld {
+		t.Fatalf("event %+v, want held", e)
+	}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "evil.test"}); rep.Error != "" {
+		t.Fatalf("revoke of a held name: %s", rep.Error)
+	}
+	select {
+	case m := <-later:
+		if m == nil || m.Rcode != dns.RcodeRefused {
+			t.Fatalf("after the revoke: %v, want REFUSED", m)
+		}
+	default:
+		t.Fatal("after the revoke the query is still held")
+	}
+	if e := nextEvent(t, w); e.Kind != netctl.EventReleased || e.Answered {
+		t.Fatalf("event %+v, want released, not answered", e)
+	}
+	if r.holds.held("agents") != 0 {
+		t.Fatalf("%d queries still held", r.holds.held("agents"))
+	}
+}
+
+// TestSessionApprovalNotKeptPastLastSession: a session approval made
+// while the last session of its namespace ends must end with it, not
+// stay until netns-dns stops (the session's end removed the session
+// approvals between the check that one runs and the approval's record).
+func TestSessionApprovalNotKeptPastLastSession(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	s := watch(r, owner, "agents", true)
+	calls := 0
+	r.now = func() time.Time {
+		// The allow reads the clock twice: in its checks (the session
+		// runs), then to record the approval; the session ends between.
+		if calls++; calls == 2 {
+			r.endSessions(r.hub.remove(s))
+		}
+		return c.now()
+	}
+	rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeSession})
+	r.now = c.now
+	if calls < 2 {
+		t.Fatalf("the allow read the clock %d times: the session did not end during it", calls)
+	}
+	if l := r.approvals.list("agents", c.now()); len(l) != 0 {
+		t.Fatalf("approvals %+v after the last session ended, want none", l)
+	}
+	if want := "no launcher session of namespace agents is running: allow --once or --always"; rep.Error != want {
+		t.Fatalf("allow: %q, want %q", rep.Error, want)
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Fatalf("evil.test after the session: %s, want REFUSED", got)
 	}
 }

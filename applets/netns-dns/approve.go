@@ -105,8 +105,16 @@ func (r *Resolver) dropped(ns, proto string, dst netip.Addr, port uint16) {
 // SweepHolds ends the holds that ran out: their queries are refused, as
 // without a hold.
 func (r *Resolver) SweepHolds() {
-	for _, hd := range r.holds.expired(r.clock()) {
+	r.refuseHolds(r.holds.expired(r.clock()))
+}
+
+// refuseHolds ends holds: their queries are refused, as without a hold;
+// it returns how many.
+func (r *Resolver) refuseHolds(hds []*hold) int {
+	n := 0
+	for _, hd := range hds {
 		for _, w := range hd.waiters {
+			n++
 			w.release(reply(w.q, dns.RcodeRefused))
 		}
 		r.hub.publish(netctl.Event{Kind: netctl.EventReleased, Time: r.clock(), Namespace: hd.ns, Name: hd.name, Type: dns.Type(hd.qtype).String()})
@@ -118,6 +126,7 @@ func (r *Resolver) SweepHolds() {
 			}
 		}
 	}
+	return n
 }
 
 // answerHolds answers the held queries of ns that pattern covers, each

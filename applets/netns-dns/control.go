@@ -58,9 +58,9 @@ func (r *Resolver) ready(ns string) netctl.Reply {
 	p := r.policyOf(ns)
 	switch {
 	case p == nil:
-		return netctl.Reply{Error: fmt.Sprintf("netns-dns has no policy of namespace %s: sudo systemctl restart netns@%s", quote.String(ns), quote.String(ns))}
+		return netctl.Reply{NotReady: true, Error: fmt.Sprintf("netns-dns has no policy of namespace %s: sudo systemctl restart netns@%s", quote.String(ns), quote.String(ns))}
 	case p.Mode == netpolicy.PolicyAllowlist && r.Inside != nil && r.Inside(p.Name, p.Generation) == nil:
-		return netctl.Reply{Error: fmt.Sprintf("netns-dns lacks the sockets of the table inside namespace %s, and answers none of its names: sudo systemctl restart netns@%s", p.Name, p.Name)}
+		return netctl.Reply{NotReady: true, Error: fmt.Sprintf("netns-dns lacks the sockets of the table inside namespace %s, and answers none of its names: sudo systemctl restart netns@%s", p.Name, p.Name)}
 	}
 	return netctl.Reply{}
 }
@@ -130,6 +130,13 @@ func (r *Resolver) allow(uid uint32, p *netpolicy.Policy, req netctl.Request) ne
 	if err := r.approvals.add(p.Name, ap, r.clock()); err != nil {
 		return netctl.Reply{Error: err.Error()}
 	}
+	// The last session may have ended since checkAllow counted it, its
+	// end removing the session approvals before this one came: then
+	// this one ends too. (A session that ends later removes it itself.)
+	if ap.Scope == netctl.ScopeSession && r.hub.sessions(p.Name) == 0 {
+		r.endSessions([]string{p.Name})
+		return netctl.Reply{Error: noSession(p.Name).Error()}
+	}
 	r.hub.publish(netctl.Event{Kind: netctl.EventApproved, Time: r.clock(), Namespace: p.Name, Name: ap.Pattern, Scope: ap.Scope})
 	return netctl.Reply{Held: r.answerHolds(p.Name, ap.Pattern)}
 }
@@ -161,7 +168,7 @@ func (r *Resolver) checkAllow(uid uint32, p *netpolicy.Policy, req netctl.Reques
 		ap.Scope, ap.Until = netctl.ScopeOnce, now.Add(netctl.OnceWindow)
 	case netctl.ScopeSession:
 		if r.hub.sessions(p.Name) == 0 {
-			return approval{}, fmt.Errorf("no launcher session of namespace %s is running: allow --once or --always", p.Name)
+			return approval{}, noSession(p.Name)
 		}
 	case netctl.ScopeAlways:
 	default:
@@ -170,17 +177,26 @@ func (r *Resolver) checkAllow(uid uint32, p *netpolicy.Policy, req netctl.Reques
 	return ap, nil
 }
 
+func noSession(ns string) error {
+	return fmt.Errorf("no launcher session of namespace %s is running: allow --once or --always", ns)
+}
+
 // revoke removes the approvals of req.Name (as written in the approval:
-// NAME or *.NAME) in p's namespace, whoever made them, and their flows.
+// NAME or *.NAME) in p's namespace, whoever made them, and their flows,
+// and refuses the held queries it covers now.
 func (r *Resolver) revoke(p *netpolicy.Policy, req netctl.Request) netctl.Reply {
 	d, err := netpolicy.ParsePattern(req.Name)
 	if err != nil {
 		return netctl.Reply{Error: fmt.Sprintf("name: %v", err)}
 	}
 	pattern := d.Pattern()
+	refused := r.refuseHolds(r.holds.take(p.Name, func(name string) bool { return patternCovers(pattern, name) }))
 	gone, err := r.approvals.remove(p.Name, func(ap approval) bool { return ap.Pattern == pattern })
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
+	}
+	if len(gone) == 0 && refused > 0 {
+		return netctl.Reply{}
 	}
 	if len(gone) == 0 {
 		return netctl.Reply{Error: fmt.Sprintf("no approval of %s in namespace %s (claude-sandbox net list shows them)", pattern, p.Name)}

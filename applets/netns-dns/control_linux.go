@@ -19,6 +19,17 @@ import (
 // holds a file and a goroutine, and a stream an event buffer.
 const maxControlConns = 64
 
+// maxStrangerConns bounds the open control connections of every user who
+// owns no namespace, together: a user with subordinate uids (a rootless
+// container's range, 65536 by default) connects as each of them, and a
+// bound per uid alone would not bound netns-dns's files and memory. Such
+// a connection can only learn that it owns nothing.
+const maxStrangerConns = 16
+
+// strangers is the key of the connections of users who own no namespace
+// (no uid: -1 is none).
+const strangers = ^uint32(0)
+
 // controlServer serves the control socket.
 type controlServer struct {
 	r    *Resolver
@@ -127,11 +138,22 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 		conn.Send(netctl.Reply{Error: fmt.Sprintf("who is calling: %v", err)})
 		return
 	}
-	if !s.enter(uid) {
+	if s.r.Refresh != nil {
+		s.r.Refresh() // a namespace whose up just finished is known
+	}
+	key, limit := uid, maxControlConns
+	if uid != 0 && len(s.r.owned(uid, gids)) == 0 {
+		key, limit = strangers, maxStrangerConns
+	}
+	if !s.enter(key, limit) {
+		if key == strangers {
+			conn.Send(netctl.Reply{Error: fmt.Sprintf("uid %d owns no namespace, and users who own none have %d control connections open already: try again later", uid, maxStrangerConns)})
+			return
+		}
 		conn.Send(netctl.Reply{Error: fmt.Sprintf("uid %d has %d control connections open already: close some", uid, maxControlConns)})
 		return
 	}
-	defer s.leave(uid)
+	defer s.leave(key)
 	for {
 		var req netctl.Request
 		if err := conn.Recv(&req); err != nil {
@@ -185,13 +207,13 @@ func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req
 	}
 }
 
-func (s *controlServer) enter(uid uint32) bool {
+func (s *controlServer) enter(uid uint32, limit int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conns == nil {
 		s.conns = map[uint32]int{}
 	}
-	if s.conns[uid] >= maxControlConns {
+	if s.conns[uid] >= limit {
 		return false
 	}
 	s.conns[uid]++

@@ -1,6 +1,7 @@
 package netnsdns
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
@@ -42,6 +45,66 @@ func TestWatchListensBeforeItsReply(t *testing.T) {
 		for r.hub.askable("agents") { // until the server saw the close
 			runtime.Gosched()
 		}
+	}
+}
+
+// dialAs connects to the control socket at path as uid: the effective
+// uid of this thread alone, as SO_PEERCRED reads it, then root again.
+func dialAs(t *testing.T, path string, uid uint32) *netctl.Conn {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, ^uintptr(0), uintptr(uid), ^uintptr(0)); e != 0 {
+		t.Fatalf("setresuid %d: %v", uid, e)
+	}
+	c, err := netctl.Dial(path)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, ^uintptr(0), 0, ^uintptr(0)); e != 0 {
+		panic(fmt.Sprintf("setresuid back to root: %v", e)) // the thread must not go on as uid
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestStrangersConnectionsBounded performs the attack: a user with
+// subordinate uids (useradd gives each user 65536) connects to the
+// control socket from a user namespace as each of them, 64 connections a
+// uid, each holding a file, a goroutine and up to a megabyte of line, and
+// so exhausts netns-dns (MemoryMax=256M): DNS goes for every sandbox.
+// Users who own no namespace share one small bound; an owner still gets
+// in when it is full.
+func TestStrangersConnectionsBounded(t *testing.T) {
+	testutil.RequireRoot(t)
+	r, _, _ := newApproveResolver(t, nil)
+	top := t.TempDir()
+	for _, d := range []string{filepath.Dir(top), top} { // the test's own
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(top, "run", "control.sock")
+	ln, err := listenControl(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &controlServer{r: r, ln: ln, logf: t.Logf}
+	go s.serve()
+	t.Cleanup(func() { ln.Close() })
+	for i := range uint32(maxStrangerConns) {
+		if _, err := dialAs(t, path, 100000+i).Do(netctl.Request{Op: netctl.OpOwned}); err != nil {
+			t.Fatalf("stranger %d: %v", i, err)
+		}
+	}
+	_, err = dialAs(t, path, 100000+maxStrangerConns).Do(netctl.Request{Op: netctl.OpOwned})
+	want := fmt.Sprintf("netns-dns: uid %d owns no namespace, and users who own none have %d control connections open already: try again later", 100000+maxStrangerConns, maxStrangerConns)
+	if err == nil || err.Error() != want {
+		t.Fatalf("connection %d of users who own no namespace: %v, want %q", maxStrangerConns+1, err, want)
+	}
+	rep, err := dialAs(t, path, owner).Do(netctl.Request{Op: netctl.OpOwned})
+	if err != nil || len(rep.Namespaces) != 1 || rep.Namespaces[0] != "agents" {
+		t.Fatalf("the owner, while strangers fill their bound: %+v, %v; want agents", rep, err)
 	}
 }
 

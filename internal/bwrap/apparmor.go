@@ -83,7 +83,7 @@ func ProbeArgs(plan Plan) []string {
 // how it ended.
 func Probe(ctx context.Context, path string, plan Plan) (stderr string, err error) {
 	cmd := exec.CommandContext(ctx, path, ProbeArgs(plan)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir, cmd.Env = "/", []string{"PATH=/usr/bin:/bin"}
 	var buf bytes.Buffer
 	cmd.Stderr = &buf
 	err = cmd.Run()

@@ -70,7 +70,12 @@ func Check(path, cacheDir string) error {
 	}
 	v, ok := cachedVersion(cache, key)
 	if !ok {
-		out, err := exec.Command(path, "--version").Output()
+		// In /, with PATH alone, as the probe (apparmor.go): the
+		// launcher's directory is the project, which the sandbox writes,
+		// and an LD_LIBRARY_PATH with an empty entry names it.
+		cmd := exec.Command(path, "--version")
+		cmd.Dir, cmd.Env = "/", []string{"PATH=/usr/bin:/bin"}
+		out, err := cmd.Output()
 		if err != nil {
 			return fmt.Errorf("%s --version: %v", path, err)
 		}

@@ -24,8 +24,9 @@ const SocketPath = "/run/netns-dns/control.sock"
 // Scopes of an approval.
 const (
 	// ScopeOnce answers the held queries of the name (or, if none is
-	// held, the next query within OnceWindow) and pins their addresses
-	// for the usual time; later queries are refused again.
+	// held, the next query within OnceWindow), and every query it covers
+	// for 5 seconds after its first answer, and pins their addresses for
+	// the usual time; later queries are refused again.
 	ScopeOnce = "once"
 	// ScopeSession lasts while a launcher session of the namespace (a
 	// connection that sent OpSession) is open; it ends with the last one.
@@ -44,7 +45,7 @@ const (
 	OpList    = "list"    // allowances of Namespace: Reply.Allowances
 	OpDenials = "denials" // refusals of Namespace since Since: Reply.Denials
 	OpAllow   = "allow"   // approve Name with Scope (and Ports)
-	OpRevoke  = "revoke"  // remove the user's approvals of Name
+	OpRevoke  = "revoke"  // remove the approvals of Name (anyone's), refuse its held queries
 	OpWatch   = "watch"   // stream Events of Namespace (every owned one if empty)
 	OpSession = "session" // a launcher's session of Namespace: stream Events until closed
 	OpOwned   = "owned"   // the namespaces the caller may act on: Reply.Namespaces
@@ -76,6 +77,9 @@ type Reply struct {
 	Namespaces []string    `json:"namespaces,omitempty"`
 	// Held: for OpAllow, how many held queries the approval answered.
 	Held int `json:"held,omitempty"`
+	// NotReady: for OpReady, netns-dns does not serve the namespace fully
+	// (Error says why); any other Error is no answer to the question.
+	NotReady bool `json:"not_ready,omitempty"`
 }
 
 // Allowance is one name pattern a namespace resolves, and why.
@@ -145,11 +149,17 @@ func Dial(path string) (*Conn, error) {
 	return NewConn(c), nil
 }
 
-// NewConn wraps c (either end).
+// NewConn wraps c (either end). Text is written as it is, not with
+// <, > and & as \u escapes: a name the sandbox chose (a refused one,
+// at most 256 bytes as netns-dns keeps it, its odd bytes escaped \DDD or
+// \X) then takes at most twice its length in a line, so that the denials
+// of a namespace (at most 1000) fit in maxLine however they are chosen.
 func NewConn(c net.Conn) *Conn {
 	s := bufio.NewScanner(c)
 	s.Buffer(make([]byte, 4096), maxLine)
-	return &Conn{c: c, r: s, enc: json.NewEncoder(c)}
+	enc := json.NewEncoder(c)
+	enc.SetEscapeHTML(false)
+	return &Conn{c: c, r: s, enc: enc}
 }
 
 // Send writes one line.

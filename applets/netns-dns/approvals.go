@@ -44,7 +44,12 @@ type approval struct {
 // always ones are also in dir (one NAME.json each), when dir is set.
 type approvals struct {
 	dir string
+	// write, if set, replaces writeAtomic (a test's slow disk).
+	write func(path string, data []byte) error
 
+	// wmu serialises the changes, whose files are written without mu: the
+	// queries of every namespace take mu, and must not wait for a disk.
+	wmu sync.Mutex
 	mu  sync.Mutex
 	byN map[string][]approval
 }
@@ -73,52 +78,64 @@ func (a *approvals) match(ns, name string, now time.Time) *approval {
 }
 
 // add records ap for ns (replacing an approval of the same pattern) and
-// persists the always ones.
+// persists the always ones; the approval holds once they are written.
 func (a *approvals) add(ns string, ap approval, now time.Time) error {
+	next := func(list []approval) []approval {
+		list = live(list, now)
+		list = slices.DeleteFunc(list, func(x approval) bool { return x.Pattern == ap.Pattern })
+		return append(list, ap)
+	}
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	list := next(a.current(ns))
+	if len(list) > maxApprovals {
+		return fmt.Errorf("namespace %s has %d approvals already: revoke some (claude-sandbox net revoke NAME)", ns, len(list)-1)
+	}
+	if err := a.save(ns, list); err != nil {
+		return err
+	}
+	a.change(ns, next)
+	return nil
+}
+
+// remove removes the approvals of ns that drop returns true for, and
+// returns them; they end once the file is written.
+func (a *approvals) remove(ns string, drop func(approval) bool) ([]approval, error) {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	gone := slices.Clone(a.current(ns))
+	gone = slices.DeleteFunc(gone, func(x approval) bool { return !drop(x) })
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	next := func(list []approval) []approval {
+		return slices.DeleteFunc(slices.Clone(list), drop)
+	}
+	if slices.ContainsFunc(gone, func(x approval) bool { return x.Scope == netctl.ScopeAlways }) {
+		if err := a.save(ns, next(a.current(ns))); err != nil {
+			return nil, err
+		}
+	}
+	a.change(ns, next)
+	return gone, nil
+}
+
+// current is a copy of the approvals of ns.
+func (a *approvals) current(ns string) []approval {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.byN[ns])
+}
+
+// change applies next to the approvals of ns as they are now (a query
+// may have started a once approval's grace since current).
+func (a *approvals) change(ns string, next func([]approval) []approval) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.byN == nil {
 		a.byN = map[string][]approval{}
 	}
-	list := live(a.byN[ns], now)
-	list = slices.DeleteFunc(list, func(x approval) bool { return x.Pattern == ap.Pattern })
-	if len(list) >= maxApprovals {
-		return fmt.Errorf("namespace %s has %d approvals already: revoke some (claude-sandbox net revoke NAME)", ns, len(list))
-	}
-	old := a.byN[ns]
-	a.byN[ns] = append(list, ap)
-	if err := a.save(ns); err != nil {
-		a.byN[ns] = old
-		return err
-	}
-	return nil
-}
-
-// remove removes the approvals of ns that keep returns true for, and
-// returns them.
-func (a *approvals) remove(ns string, drop func(approval) bool) ([]approval, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	old := a.byN[ns]
-	var gone, kept []approval
-	for _, ap := range old {
-		if drop(ap) {
-			gone = append(gone, ap)
-		} else {
-			kept = append(kept, ap)
-		}
-	}
-	if len(gone) == 0 {
-		return nil, nil
-	}
-	a.byN[ns] = kept
-	if slices.ContainsFunc(gone, func(x approval) bool { return x.Scope == netctl.ScopeAlways }) {
-		if err := a.save(ns); err != nil {
-			a.byN[ns] = old
-			return nil, err
-		}
-	}
-	return gone, nil
+	a.byN[ns] = next(a.byN[ns])
 }
 
 // list returns the live approvals of ns.
@@ -132,14 +149,14 @@ func live(list []approval, now time.Time) []approval {
 	return slices.DeleteFunc(slices.Clone(list), func(x approval) bool { return !x.Until.IsZero() && !now.Before(x.Until) })
 }
 
-// save writes the always approvals of ns to dir/NAME.json, atomically;
-// a.mu is held.
-func (a *approvals) save(ns string) error {
+// save writes the always approvals of list, those of ns, to
+// dir/NAME.json, atomically; a.wmu is held.
+func (a *approvals) save(ns string, list []approval) error {
 	if a.dir == "" {
 		return nil
 	}
 	var always []approval
-	for _, ap := range a.byN[ns] {
+	for _, ap := range list {
 		if ap.Scope == netctl.ScopeAlways {
 			always = append(always, ap)
 		}
@@ -155,10 +172,17 @@ func (a *approvals) save(ns string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(path, append(b, '\n')); err != nil {
+	if err := a.writeFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("approvals of %s: %w", ns, err)
 	}
 	return nil
+}
+
+func (a *approvals) writeFile(path string, data []byte) error {
+	if a.write != nil {
+		return a.write(path, data)
+	}
+	return writeAtomic(path, data)
 }
 
 // load reads the always approvals of every namespace from dir; a file

@@ -527,3 +527,45 @@ func TestSessionApprovalNotKeptPastLastSession(t *testing.T) {
 		t.Fatalf("evil.test after the session: %s, want REFUSED", got)
 	}
 }
+
+// TestQueriesDoNotWaitForApprovalFiles: while an always approval's file is
+// being written (a slow disk, or an owner looping allow and revoke), the
+// queries of every namespace are answered: they never wait for the disk.
+func TestQueriesDoNotWaitForApprovalFiles(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	r.approvals.dir = t.TempDir()
+	writing, release := make(chan struct{}), make(chan struct{})
+	r.approvals.write = func(string, []byte) error {
+		close(writing)
+		<-release
+		return nil
+	}
+	done := make(chan netctl.Reply)
+	go func() {
+		done <- r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeAlways})
+	}()
+	<-writing
+	answered := make(chan string)
+	go func() { answered <- rcode(r, "api.example.com.", dns.TypeA) }()
+	select {
+	case got := <-answered:
+		if got != "NOERROR" {
+			t.Errorf("an allowed name while the file is written: %s, want NOERROR", got)
+		}
+	case <-done:
+		t.Fatal("the approval ended before its file was written")
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("a query waited for the approvals file to be written")
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "REFUSED" {
+		t.Errorf("the approved name before its file is written: %s, want REFUSED", got)
+	}
+	close(release)
+	if rep := <-done; rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" {
+		t.Errorf("the approved name once its file is written: %s, want NOERROR", got)
+	}
+}

@@ -38,7 +38,11 @@ func (in *inside) close() {
 	in.pin.Close()
 }
 
-// take holds s, replacing what namespace s.Name had.
+// take holds s, replacing what namespace s.Name had. The new pinner
+// serves from the moment the old one goes: a guard that hands the sockets
+// over again (at its start, after up did) never leaves the namespace
+// without one, when its allowed names would get SERVFAIL and the launcher
+// would refuse to start.
 func (is *insides) take(s handover.Sockets) error {
 	is.takeMu.Lock()
 	defer is.takeMu.Unlock()
@@ -47,19 +51,28 @@ func (is *insides) take(s handover.Sockets) error {
 		s.Close()
 		return err
 	}
+	in := &inside{gen: s.Generation, pin: pin, stop: make(chan struct{}), done: make(chan struct{})}
 	is.mu.Lock()
+	if is.m == nil {
+		is.m = map[string]*inside{}
+	}
 	old := is.m[s.Name]
-	delete(is.m, s.Name)
+	is.m[s.Name] = in
 	is.mu.Unlock()
 	if old != nil {
-		old.close()
+		old.close() // and its nflog socket: one binding of the group at a time
 	}
 	if err := nflogBind(s.Log); err != nil {
+		is.mu.Lock()
+		if is.m[s.Name] == in {
+			delete(is.m, s.Name)
+		}
+		is.mu.Unlock()
+		close(in.done)
 		pin.Close()
 		unix.Close(s.Log)
 		return fmt.Errorf("nflog inside %s: %w", s.Name, err)
 	}
-	in := &inside{gen: s.Generation, pin: pin, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(in.done)
 		defer unix.Close(s.Log)
@@ -75,12 +88,6 @@ func (is *insides) take(s handover.Sockets) error {
 			is.logf("denial log of the drops inside %s: %v", s.Name, err)
 		}
 	}()
-	is.mu.Lock()
-	if is.m == nil {
-		is.m = map[string]*inside{}
-	}
-	is.m[s.Name] = in
-	is.mu.Unlock()
 	return nil
 }
 

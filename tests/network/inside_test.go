@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -195,5 +196,44 @@ func TestNetnsDNSWithOnlyItsCapabilities(t *testing.T) {
 	want := "dropped tcp " + metadata + " port 80"
 	if log := w.waitDenial(a, want); !strings.Contains(log, want) {
 		t.Errorf("denials lacks %q:\n%s", want, log)
+	}
+}
+
+// TestGuardsHandoverKeepsTheNamespaceServed: up hands netns-dns the
+// sockets, then guard (the unit's main process) hands them over again at
+// its start; netns-dns must serve the namespace all along. It used to
+// drop the old sockets before it held the new ones, and a launcher
+// started at that moment was refused (ready: no sockets).
+func TestGuardsHandoverKeepsTheNamespaceServed(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("ig", 9)
+	w.up(a)
+	c := w.dialControl()
+	defer c.Close()
+	ready := func() string {
+		rep, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: a})
+		if err != nil && !rep.NotReady {
+			t.Fatal(err)
+		}
+		return rep.Error
+	}
+	if msg := ready(); msg != "" {
+		t.Fatalf("ready after up: %s", msg)
+	}
+	for round := range 5 {
+		guard := w.setupCmd("guard", a)
+		if err := guard.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Guard hands the sockets over at once; ask all the while.
+		for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+			if msg := ready(); msg != "" {
+				guard.Process.Signal(syscall.SIGTERM)
+				guard.Wait()
+				t.Fatalf("round %d: while guard hands the sockets over again: %s", round, msg)
+			}
+		}
+		guard.Process.Signal(syscall.SIGTERM)
+		guard.Wait()
 	}
 }

@@ -2,6 +2,7 @@ package netctl
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
@@ -34,6 +35,10 @@ func Advice(d Denial, scope, ns string) (cmd, why string) {
 	cmd = fmt.Sprintf("%s allow %s --%s", Command, d.Name, scope)
 	if ns != "" {
 		cmd += " --namespace " + ns
+	}
+	if strings.HasPrefix(d.Name, "-") {
+		// A name that reads as a flag goes last, after "--".
+		cmd = strings.Replace(cmd, " allow "+d.Name, " allow", 1) + " -- " + d.Name
 	}
 	return cmd, ""
 }

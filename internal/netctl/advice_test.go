@@ -16,6 +16,7 @@ func TestAdvice(t *testing.T) {
 		{"shell in the name", Denial{Name: "$(reboot).example.com", Approvable: true}, "", "", WhyNotName},
 		{"escaped byte", Denial{Name: `a\010b.example.com`, Approvable: true}, "", "", WhyNotName},
 		{"top-level domain", Denial{Name: "localhost", Approvable: true}, "", "", WhyNotName},
+		{"a name that reads as a flag", Denial{Name: "-rf.example.com", Approvable: true}, "shared", "claude-sandbox net allow --session --namespace shared -- -rf.example.com", ""},
 		{"bad namespace", Denial{Name: "pypi.org", Approvable: true}, "x;y", "", WhyNotName},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -190,8 +190,7 @@ func (b *board) render(now time.Time) []string {
 // answers held queries with one key. On a terminal (stdin) it shows a
 // live screen in raw mode, put back on exit and on the signals of w; else
 // it prints one line per event and reads answers as lines ("o", "s", "a",
-// "d", optionally followed by the name; without one, the oldest held
-// name).
+// "d", followed by the name unless only one is held).
 func (w world) watch(ctx context.Context, c *netctl.Conn, ns string, stdio multicall.Stdio) error {
 	if _, err := do(c, netctl.Request{Op: netctl.OpWatch, Namespace: ns}); err != nil {
 		return fmt.Errorf("watch: %w", err)
@@ -323,8 +322,14 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 		return false
 	}
 	h, ok := b.selected()
-	if !raw && len(b.held) > 0 {
-		h, ok = b.held[0], true // lines: the oldest, unless named
+	if !raw {
+		// Lines: the one held name, or the name given. Never "the
+		// oldest": the sandbox times its holds, and could put another
+		// name there the moment the one read ran out.
+		ok = len(b.held) == 1
+		if ok {
+			h = b.held[0]
+		}
 	}
 	if name = strings.TrimSpace(name); name != "" {
 		i := slices.IndexFunc(b.held, func(h held) bool { return h.name == name })
@@ -340,6 +345,10 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 		if !raw {
 			say("unknown command " + quote.String(cmd) + ": o, s, a or d, then optionally the name")
 		}
+		return false
+	}
+	if !ok && len(b.held) > 0 && !raw {
+		say(fmt.Sprintf("%d names are held: name one (%s NAME)", len(b.held), cmd))
 		return false
 	}
 	if !ok && len(b.held) > 0 {

@@ -91,7 +91,7 @@ type Allowance struct {
 	// Scope, By and Until describe an approval.
 	Scope string    `json:"scope,omitempty"`
 	By    uint32    `json:"by,omitempty"`
-	Until time.Time `json:"until,omitempty"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // Denial is one refused name (or dropped connection) of a namespace.

@@ -199,7 +199,7 @@ func notPlain(v string) string {
 		return "it has spaces around it"
 	}
 	for _, c := range v {
-		if c < 0x20 || c == 0x7f {
+		if c < 0x20 || c >= 0x7f && c <= 0x9f { // C0, DEL and C1
 			return "it holds a control character"
 		}
 	}

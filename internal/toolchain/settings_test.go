@@ -227,3 +227,17 @@ func TestGoSettings(t *testing.T) {
 		t.Errorf("notes:\n%s", n)
 	}
 }
+
+// C1 control characters (U+0080 to U+009F: NEL, which some readers take
+// as a line break, and CSI, which drives a terminal) are control
+// characters too: a value holding one is not plain.
+func TestNotPlainC1(t *testing.T) {
+	for _, v := range []string{"https://x.example/\u0085_authToken=x", "https://x.example/\u009b31m", "a\u007fb", "a\x1bb"} {
+		if got := notPlain(v); got != "it holds a control character" {
+			t.Errorf("notPlain(%q) = %q, want %q", v, got, "it holds a control character")
+		}
+	}
+	if got := notPlain("https://xn--bcher-kva.example/é"); got != "" {
+		t.Errorf("notPlain of a URL with a non-ASCII letter = %q, want plain", got)
+	}
+}

@@ -10,11 +10,12 @@
 #                    bin/netns-dns (link), lib/systemd/system/netns-dns.service,
 #                    share/claude-sandbox/presets/{claude-code,dev}, and
 #                    $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf (the policy, unless one
-#                    is there: an admin's edits are kept). It removes the resolved
+#                    is there: an admin's edits are kept) and netns-firewall.d/$(NETNS).conf
+#                    (the shared namespace's approvers, likewise). It removes the resolved
 #                    drop-in of earlier versions (netns-dns now answers on 10.10.0.1).
 #                    Without DESTDIR and where systemd runs: daemon-reload, networkctl
 #                    reload, resolved restart, enable --now netns-dns.
-# uninstall-network  removes exactly that (the allowlist only if unedited), and
+# uninstall-network  removes exactly that (the two config files only if unedited), and
 #                    uninstall-netns-enter
 # bench-network      netns-setup up of 1 and 100 namespaces vs ip netns add + ip link
 #                    doing the bare equivalent, in a throwaway host namespace; then
@@ -30,6 +31,8 @@ NET_RESOLVED  = $(NET_LIB)/systemd/resolved.conf.d/claude-sandbox-netns.conf
 NET_DNS_UNIT  = $(NET_LIB)/systemd/system/netns-dns.service
 NET_PRESETS   = $(DESTDIR)$(PREFIX)/share/claude-sandbox/presets
 NET_FIREWALL  = $(DESTDIR)$(SYSCONFDIR)/netns-firewall.conf
+# The shared namespace's own lines (its approvers).
+NET_NSCONF    = $(DESTDIR)$(SYSCONFDIR)/netns-firewall.d/$(NETNS).conf
 # Whether to reload the running system's daemons: a real install where
 # systemd runs.
 NET_LIVE      = [ -z '$(DESTDIR)' ] && [ -d /run/systemd/system ]
@@ -54,6 +57,13 @@ install-network: install install-netns-enter
 		install -D $(NETNS_ENTER_OWNER) -m 0644 install/network/netns-firewall.conf '$(NET_FIREWALL)' && \
 		echo "installed allowlist $(NET_FIREWALL)"; \
 	fi
+	@if [ -e '$(NET_NSCONF)' ] || [ -L '$(NET_NSCONF)' ]; then \
+		echo "keeping the existing $(NET_NSCONF)"; \
+	else \
+		install -d $(NETNS_ENTER_OWNER) -m 0755 '$(dir $(NET_NSCONF))' && \
+		install $(NETNS_ENTER_OWNER) -m 0644 install/network/shared-namespace.conf '$(NET_NSCONF)' && \
+		echo "installed $(NET_NSCONF)"; \
+	fi
 	@if [ -z '$(DESTDIR)' ] && command -v sysctl >/dev/null; then \
 		sysctl -q -p $(NET_SYSCTL) || true; fi
 	@if $(NET_LIVE); then \
@@ -77,6 +87,14 @@ uninstall-network: uninstall-netns-enter
 			echo "keeping $(NET_FIREWALL): it was edited (remove it by hand if unwanted)"; \
 		fi; \
 	fi
+	@if [ -f '$(NET_NSCONF)' ]; then \
+		if cmp -s install/network/shared-namespace.conf '$(NET_NSCONF)'; then \
+			rm -f '$(NET_NSCONF)' && echo "removed $(NET_NSCONF)"; \
+		else \
+			echo "keeping $(NET_NSCONF): it was edited (remove it by hand if unwanted)"; \
+		fi; \
+	fi
+	-rmdir '$(dir $(NET_NSCONF))' 2>/dev/null
 	-rmdir $(NET_NETWORKD) $(dir $(NET_RESOLVED)) $(dir $(NET_UNIT)) $(NET_LIB)/sysctl.d $(NET_LIB)/systemd 2>/dev/null
 	@if $(NET_LIVE); then \
 		systemctl daemon-reload; \

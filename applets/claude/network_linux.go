@@ -117,17 +117,37 @@ func resolverAnswers(cfg netcfg.Config, name, control string) error {
 	if _, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, gw); err != nil {
 		return fmt.Errorf("netns-dns does not answer on %s for namespace %s (%w): sudo systemctl restart netns-dns", gw, name, err)
 	}
-	c, err := netctl.Dial(control)
-	if err != nil {
-		return nil // a netns-dns without a control socket: the answer must do
+	return serverReady(control, name, readyWait)
+}
+
+// readyWait is how long the launcher waits for netns-dns to serve a
+// namespace it does not serve yet: guard hands netns-dns the namespace's
+// sockets within a quarter of a second of its start, and a launcher
+// started at the moment a namespace comes up (or netns-dns restarts) must
+// not be refused for that.
+const readyWait = 2 * time.Second
+
+// serverReady asks netns-dns on its control socket at control whether it
+// serves namespace name fully, again until wait has passed while it says
+// no. Only netns-dns's word that it does not refuses the start: a busy
+// socket (another user may fill the connections of those who own no
+// namespace) or an older netns-dns says nothing.
+func serverReady(control, name string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := netctl.Dial(control)
+		if err != nil {
+			return nil // a netns-dns without a control socket: the answer must do
+		}
+		c.Raw().SetDeadline(time.Now().Add(2 * time.Second))
+		rep, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name})
+		c.Close()
+		if err == nil || !rep.NotReady {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	defer c.Close()
-	c.Raw().SetDeadline(time.Now().Add(2 * time.Second))
-	// Only netns-dns's word that it does not serve the namespace refuses
-	// the start: a busy socket (another user may fill the connections of
-	// those who own no namespace) or an older netns-dns says nothing.
-	if rep, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name}); err != nil && rep.NotReady {
-		return err
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -78,7 +79,19 @@ func TestResolverAnswers(t *testing.T) {
 	if err := check("agents"); err != nil {
 		t.Fatalf("resolverAnswers with a busy control socket = %v, want nil (no word on the namespace)", err)
 	}
-	fake.Reply(netctl.OpReady, netctl.Reply{NotReady: true, Error: msg})
+	// Not served for a moment (guard hands the sockets over just after
+	// the namespace came up): the launcher asks again, and starts.
+	var asked atomic.Int32
+	fake.Handle(netctl.OpReady, func(netctl.Request) netctl.Reply {
+		if asked.Add(1) < 3 {
+			return netctl.Reply{NotReady: true, Error: msg}
+		}
+		return netctl.Reply{}
+	})
+	if err := check("agents"); err != nil || asked.Load() != 3 {
+		t.Fatalf("resolverAnswers while netns-dns takes the sockets = %v after %d questions, want nil after 3", err, asked.Load())
+	}
+	fake.Handle(netctl.OpReady, func(netctl.Request) netctl.Reply { return netctl.Reply{NotReady: true, Error: msg} })
 	if err := check("agents"); err == nil || err.Error() != "netns-dns: "+msg {
 		t.Fatalf("resolverAnswers with netns-dns not ready = %v, want %q", err, "netns-dns: "+msg)
 	}

@@ -1,6 +1,10 @@
 package netctl
 
-import "testing"
+import (
+	"net"
+	"path/filepath"
+	"testing"
+)
 
 func TestAdvice(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,5 +29,36 @@ func TestAdvice(t *testing.T) {
 				t.Errorf("Advice(%+v, %q) = %q, %q, want %q, %q", tc.d, tc.ns, cmd, why, tc.cmd, tc.why)
 			}
 		})
+	}
+}
+
+// TestDoReadsARefusalBeforeTheRequest: a server that answers and closes
+// before it reads (netns-dns refusing one connection too many) gives its
+// reason, though the request can no longer be written (EPIPE).
+func TestDoReadsARefusalBeforeTheRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		s, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		NewConn(s).Send(Reply{Error: "too many"})
+		s.Close()
+	}()
+	c, err := Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	<-closed
+	if _, err := c.Do(Request{Op: OpOwned}); err == nil || err.Error() != "netns-dns: too many" {
+		t.Fatalf("Do against a refusing server = %v, want netns-dns: too many", err)
 	}
 }

@@ -181,7 +181,12 @@ func (c *Conn) Recv(v any) error {
 func (c *Conn) Do(req Request) (Reply, error) {
 	var rep Reply
 	if err := c.Send(req); err != nil {
-		return rep, err
+		// netns-dns may have refused the connection (too many open)
+		// before it read anything: its reason is there to read.
+		if rerr := c.Recv(&rep); rerr != nil || rep.Error == "" {
+			return Reply{}, err
+		}
+		return rep, fmt.Errorf("netns-dns: %s", rep.Error)
 	}
 	if err := c.Recv(&rep); err != nil {
 		return rep, err

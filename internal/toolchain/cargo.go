@@ -3,7 +3,6 @@ package toolchain
 import (
 	"bytes"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,9 +19,19 @@ var cargoKeys = map[string]map[string]tomlKind{
 	"net":        {"git-fetch-with-cli": tomlBool, "offline": tomlBool},
 }
 
-// cargoName is a source or registry name cargo's own config accepts and a
-// bare TOML key.
-var cargoName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// cargoName reports whether s is a source or registry name cargo's own
+// config accepts and a bare TOML key: 1 to 64 of letters, digits, _ and -.
+func cargoName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !alnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // cargo collects the cargo settings from $CARGO_HOME/config (or
 // config.toml: cargo reads config when both exist).
@@ -93,7 +102,7 @@ func cargoSetting(e tomlEntry) (sect, key, why string) {
 		if top != "source" && top != "registries" {
 			return "", "", "-"
 		}
-		if !cargoName.MatchString(p[1]) {
+		if !cargoName(p[1]) {
 			return "", "", "not a plain name"
 		}
 	default:
@@ -122,7 +131,7 @@ func (s *settingsBuilder) cargoValue(from, sect, key string, e *tomlEntry) strin
 	st := Setting{Section: sect, Key: key, Value: v}
 	switch key {
 	case "replace-with":
-		if !cargoName.MatchString(v) {
+		if !cargoName(v) {
 			return "not a plain name"
 		}
 	case "local-registry", "directory":

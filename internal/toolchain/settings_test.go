@@ -2,6 +2,7 @@ package toolchain
 
 import (
 	"io/fs"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -240,4 +241,28 @@ func TestNotPlainC1(t *testing.T) {
 	if got := notPlain("https://xn--bcher-kva.example/é"); got != "" {
 		t.Errorf("notPlain of a URL with a non-ASCII letter = %q, want plain", got)
 	}
+}
+
+// The key checks are functions; they accept exactly what the patterns
+// they replace accepted.
+func FuzzKeyChecks(f *testing.F) {
+	scoped := regexp.MustCompile(`^@[A-Za-z0-9][A-Za-z0-9._~-]{0,213}:registry$`)
+	cargo := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	long := strings.Repeat("a", 213)
+	for _, k := range []string{
+		"", "@", "@:registry", "@a:registry", "@A-b._~9:registry", "@-a:registry", "@.a:registry",
+		"@a/b:registry", "@a:registr", "a:registry", "@a:registry\n", "@a :registry", "@é:registry",
+		"@a" + long + ":registry", "@a" + long + "b:registry", "@a:registry:registry", "x", "a_b-c",
+		strings.Repeat("x", 64), strings.Repeat("x", 65), "a.b", "a b", "\x00",
+	} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, k string) {
+		if got, want := scopedRegistry(k), scoped.MatchString(k); got != want {
+			t.Errorf("scopedRegistry(%q) = %v, the pattern says %v", k, got, want)
+		}
+		if got, want := cargoName(k), cargo.MatchString(k); got != want {
+			t.Errorf("cargoName(%q) = %v, the pattern says %v", k, got, want)
+		}
+	})
 }

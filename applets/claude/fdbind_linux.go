@@ -249,7 +249,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		if err := out.checkHops(s.r); err != nil {
 			return nil, &bindError{o.Origin, err}
 		}
-		if o.Kind == bwrap.DevBind || o.Kind == bwrap.DevBindTry {
+		if devBind(*o) {
 			// bwrap mounts it by path: no directory on the path may be
 			// one the agent can rename.
 			if id, in, err := out.within(s.r.Parent()); err != nil {
@@ -307,7 +307,8 @@ func (b binder) preopen(ops []bwrap.Op) []opening {
 		if !o.IsBind() || rule.create {
 			continue
 		}
-		if e, ok := early[o.Src]; ok && !rule.noFollow {
+		// earlyOpen keeps no parents, which a dev bind's check needs.
+		if e, ok := early[o.Src]; ok && !rule.noFollow && !devBind(o) {
 			out[i] = e
 			delete(early, o.Src)
 			continue
@@ -318,6 +319,9 @@ func (b binder) preopen(ops []bwrap.Op) []opening {
 		for j, i := range todo {
 			if j%2 == part {
 				out[i].r, out[i].err = hostpath.Open(ops[i].Src, !b.rules[ops[i].Src].noFollow)
+				if out[i].err == nil && !devBind(ops[i]) {
+					out[i].r.CloseParent()
+				}
 			}
 		}
 	}
@@ -336,6 +340,10 @@ func (b binder) preopen(ops []bwrap.Op) []opening {
 	return out
 }
 
+// devBind reports whether o is a dev bind, made by path: its check needs
+// the source's parent (bindFromFDs); every other bind needs only the fd.
+func devBind(o bwrap.Op) bool { return o.Kind == bwrap.DevBind || o.Kind == bwrap.DevBindTry }
+
 // earlyOpens are bind sources opened while the launcher plans.
 type earlyOpens struct {
 	done chan struct{}
@@ -352,7 +360,9 @@ func earlyOpen() *earlyOpens {
 		defer close(e.done)
 		for _, p := range sandbox.SystemSources() {
 			var o opening
-			o.r, o.err = hostpath.Open(p, true)
+			if o.r, o.err = hostpath.Open(p, true); o.err == nil {
+				o.r.CloseParent()
+			}
 			e.m[p] = o
 		}
 	}()

@@ -1,8 +1,11 @@
 package claude
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
@@ -69,6 +72,77 @@ func TestEarlyOpensTakenOrClosed(t *testing.T) {
 	}
 	e.close()
 	pre[0].r.Close()
+	if after := openFDs(t); after != before {
+		t.Errorf("open fds: %d before, %d after", before, after)
+	}
+}
+
+// A start holds one fd per bind source until the fork, not two (the
+// source and its parent): past 64 fds, growing the fd table of a process
+// with threads waits for an RCU grace period. A dev bind, made by path,
+// keeps its parent, which its check needs.
+func TestSourcesHoldOneFDEach(t *testing.T) {
+	dir := t.TempDir()
+	var ops []bwrap.Op
+	for i := 0; i < 20; i++ {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.Mkdir(p, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, bwrap.Op{Kind: bwrap.ROBind, Src: p, Dest: p})
+	}
+	ops = append(ops, bwrap.Op{Kind: bwrap.DevBind, Src: dir, Dest: "/dev/x"})
+	e := earlyOpen()
+	sys := e.wait()
+	for p, o := range sys {
+		if o.err == nil && o.r.Parent() != nil {
+			t.Errorf("early open %s holds its parent", p)
+		}
+	}
+	e.close()
+	before := openFDs(t)
+	pre := binder{rules: map[string]srcRule{}}.preopen(ops)
+	held := openFDs(t) - before
+	for i, o := range pre {
+		if o.err != nil {
+			t.Fatalf("preopen %s: %v", ops[i].Src, o.err)
+		}
+		if dev := ops[i].Kind == bwrap.DevBind; (o.r.Parent() != nil) != dev {
+			t.Errorf("preopen %s: holds its parent: %v, want %v", ops[i].Src, o.r.Parent() != nil, dev)
+		}
+		o.r.Close()
+	}
+	if want := len(ops) + 1; held != want {
+		t.Errorf("preopen of %d sources (one a dev bind) holds %d fds, want %d", len(ops), held, want)
+	}
+}
+
+// growFDTable grows the table to the size asked for, which
+// /proc/self/status shows as FDSize.
+func TestGrowFDTable(t *testing.T) {
+	fdSize := func() int {
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "FDSize:"); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+		}
+		t.Fatal("no FDSize in /proc/self/status")
+		return 0
+	}
+	want := 2 * fdSize()
+	before := openFDs(t)
+	growFDTable(want)
+	if got := fdSize(); got < want {
+		t.Errorf("FDSize after growFDTable(%d) = %d", want, got)
+	}
 	if after := openFDs(t); after != before {
 		t.Errorf("open fds: %d before, %d after", before, after)
 	}

@@ -37,6 +37,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// thread (fdbind_linux.go).
 	var early *earlyOpens
 	if o.mode == modeRun {
+		go growFDTable(fdTableSize)
 		early = earlyOpen()
 		defer early.close()
 	}
@@ -108,6 +109,30 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
 	sess.summary(stdio.Err)
 	return err
+}
+
+// fdTableSize is the size growFDTable gives the fd table: room for the
+// fds of every bind source of a start with many binds.
+const fdTableSize = 256
+
+// growFDTable makes the process's fd table hold at least size fds. A start
+// holds an fd for every bind source at once (hostpath.CloseParent keeps it
+// at one each), which a config with many binds takes past the 64 a table
+// starts with when the parent had no higher fd open, and growing a table
+// that threads share waits for an RCU grace period (10 to 25 ms, measured
+// on Linux 6.18 with HZ 250) in the open that needs the room. Begun on a
+// thread of its own as the launcher starts, the wait runs beside the plan
+// (opens below 64 go on meanwhile) and what is left of it falls on the
+// first open above 63. A table already large enough costs an fcntl.
+func growFDTable(size int) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	if hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, size-1); err == nil {
+		unix.Close(hi)
+	}
 }
 
 // markInheritedCloexec sets FD_CLOEXEC on every fd above 2.

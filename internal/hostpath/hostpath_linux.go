@@ -62,6 +62,22 @@ func (r *Resolved) Parent() *os.File {
 	return r.parent
 }
 
+// CloseParent closes the directory holding File, for a caller that will
+// not ask for it: a start holds the fds of every bind source at once, and
+// the parents would double them (past the 64 a process's fd table starts
+// with, where growing it waits for an RCU grace period, about 10 ms, in a
+// process with threads). Parent returns nil afterwards.
+func (r *Resolved) CloseParent() {
+	if r.parent != nil {
+		r.parent.Close()
+		r.parent = nil
+	}
+	if r.parentFD > 0 {
+		unix.Close(r.parentFD - 1)
+		r.parentFD = 0
+	}
+}
+
 // dirOf names the directory of the absolute path p.
 func dirOf(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i > 0 {
@@ -90,14 +106,7 @@ func (r *Resolved) Close() {
 		h.Dir.Close()
 	}
 	r.Hops = nil
-	if r.parent != nil {
-		r.parent.Close()
-		r.parent = nil
-	}
-	if r.parentFD > 0 {
-		unix.Close(r.parentFD - 1)
-		r.parentFD = 0
-	}
+	r.CloseParent()
 	if r.File != nil {
 		r.File.Close()
 		r.File = nil

@@ -324,3 +324,42 @@ func BenchmarkOpen(b *testing.B) {
 		})
 	}
 }
+
+// CloseParent closes the parent's fd, whether Open opened it whole or
+// walked (through a symlink), and leaves the file; Close afterwards closes
+// the rest once.
+func TestCloseParent(t *testing.T) {
+	root := tree(t, "a/", "a/f", "l -> a")
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	for _, p := range []string{root + "/a/f", root + "/l/f"} {
+		before := count()
+		r, err := Open(p, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Parent() == nil {
+			t.Fatalf("%s: no parent before CloseParent", p)
+		}
+		opened := count() - before
+		r.CloseParent()
+		if r.Parent() != nil {
+			t.Errorf("%s: Parent after CloseParent is not nil", p)
+		}
+		if got := count() - before; got != opened-1 {
+			t.Errorf("%s: fds held after CloseParent: %d, want %d", p, got, opened-1)
+		}
+		if _, err := Stat(r.File); err != nil {
+			t.Errorf("%s: the file after CloseParent: %v", p, err)
+		}
+		r.Close()
+		if got := count(); got != before {
+			t.Errorf("%s: fds after Close: %d, want %d", p, got, before)
+		}
+	}
+}

@@ -327,22 +327,52 @@ func fatal(s os.Signal) bool {
 // the kernel discards the stop (the signal ignored or blocked; an orphaned
 // process group, which no shell could continue).
 //
-// kill(0) leaves the signal pending for the whole process, for whichever
-// thread takes it; this thread could run on before the stop. So it takes
-// the signal itself if no other thread has yet, and sends it to itself:
-// a signal for this thread is handled before tgkill returns to user space.
-// If another thread took it first, the stop is under way already and this
-// thread stops on its way out of rt_sigtimedwait.
+// kill(0) alone would leave the signal pending for the whole process, for
+// whichever thread takes it, and this thread could run on before the stop:
+// a thread that has taken a stop signal lets go of the process's signal
+// lock while the kernel checks whether the group is orphaned, and only
+// then stops the other threads. Meanwhile this thread would find nothing
+// to take, return, lend the chain the terminal and continue it, and the
+// user's shell would see the job stopped with the chain running in the
+// foreground (or with the chain's modes on the terminal). So the launcher
+// ignores sig while it sends it to its group, which the kernel then
+// discards for the launcher alone, and sends it to this thread: a signal
+// for this thread is handled before tgkill returns to user space.
 func stopLauncher(sig syscall.Signal) {
 	if sig != syscall.SIGTTIN && sig != syscall.SIGTTOU {
 		sig = syscall.SIGTSTP
 	}
-	unix.Kill(0, sig)
-	var set unix.Sigset_t
-	set.Val[0] = 1 << (uint(sig) - 1)
-	var zero unix.Timespec
-	got, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), 0, uintptr(unsafe.Pointer(&zero)), 8, 0, 0)
-	if errno == 0 && syscall.Signal(got) == sig {
-		unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
+	ign := sigaction{handler: sigIgn}
+	var old sigaction
+	if rtSigaction(sig, &ign, &old) != nil {
+		return
 	}
+	unix.Kill(0, sig)
+	// Back to what it was: the default, so that tgkill stops the
+	// launcher, or ignored (then the launcher does not stop).
+	rtSigaction(sig, &old, nil)
+	unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
+}
+
+// sigaction is the kernel's struct sigaction on amd64 and arm64, the
+// architectures the launcher is built for.
+type sigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// sigIgn is SIG_IGN.
+const sigIgn = 1
+
+// rtSigaction sets the action for sig to act, if not nil, and stores the
+// previous one in old, if not nil. It is the raw system call, as os/signal
+// cannot put back a default action once it has ignored a signal.
+func rtSigaction(sig syscall.Signal, act, old *sigaction) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("rt_sigaction", errno)
+	}
+	return nil
 }

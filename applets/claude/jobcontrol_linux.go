@@ -24,7 +24,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -352,27 +351,4 @@ func stopLauncher(sig syscall.Signal) {
 	// launcher, or ignored (then the launcher does not stop).
 	rtSigaction(sig, &old, nil)
 	unix.Tgkill(unix.Getpid(), unix.Gettid(), sig)
-}
-
-// sigaction is the kernel's struct sigaction on amd64 and arm64, the
-// architectures the launcher is built for.
-type sigaction struct {
-	handler  uintptr
-	flags    uint64
-	restorer uintptr
-	mask     uint64
-}
-
-// sigIgn is SIG_IGN.
-const sigIgn = 1
-
-// rtSigaction sets the action for sig to act, if not nil, and stores the
-// previous one in old, if not nil. It is the raw system call, as os/signal
-// cannot put back a default action once it has ignored a signal.
-func rtSigaction(sig syscall.Signal, act, old *sigaction) error {
-	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(act)), uintptr(unsafe.Pointer(old)), 8, 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("rt_sigaction", errno)
-	}
-	return nil
 }

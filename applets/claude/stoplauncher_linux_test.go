@@ -37,6 +37,7 @@ func TestHelperStopLauncher(t *testing.T) {
 	// can) for a signal sent to the whole process.
 	for i := 0; i < runtime.GOMAXPROCS(0); i++ {
 		go func() {
+			//lint:ignore SA5002 the busy thread is the point
 			for {
 			}
 		}()

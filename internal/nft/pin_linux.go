@@ -49,6 +49,12 @@ func (p *Pinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duratio
 // replace puts els into s, replacing the timeout of those already there,
 // in one transaction: add (so that the delete finds them), delete, add.
 func (p *Pinner) replace(s *nftables.Set, els []nftables.SetElement) error {
+	return p.cycle(s, els, true)
+}
+
+// cycle adds els to s (so that the delete finds each), deletes them and,
+// with readd, adds them again, in one transaction.
+func (p *Pinner) cycle(s *nftables.Set, els []nftables.SetElement, readd bool) error {
 	if len(els) == 0 {
 		return nil
 	}
@@ -60,8 +66,10 @@ func (p *Pinner) replace(s *nftables.Set, els []nftables.SetElement) error {
 	if err := p.c.SetDeleteElements(s, els); err != nil {
 		return err
 	}
-	if err := p.c.SetAddElements(s, els); err != nil {
-		return err
+	if readd {
+		if err := p.c.SetAddElements(s, els); err != nil {
+			return err
+		}
 	}
 	return p.c.Flush()
 }
@@ -77,21 +85,7 @@ func (p *Pinner) PinFlows(table, set string, flows []Flow, timeout time.Duration
 // UnpinFlows removes flows from the Flows set of table; those not there
 // are no error.
 func (p *Pinner) UnpinFlows(table, set string, flows []Flow) error {
-	s := flowSet(table, set)
-	els := flowElements(flows, time.Second)
-	if len(els) == 0 {
-		return nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	// Adding first makes the delete find each element.
-	if err := p.c.SetAddElements(s, els); err != nil {
-		return err
-	}
-	if err := p.c.SetDeleteElements(s, els); err != nil {
-		return err
-	}
-	return p.c.Flush()
+	return p.cycle(flowSet(table, set), flowElements(flows, time.Second), false)
 }
 
 func flowSet(table, set string) *nftables.Set {

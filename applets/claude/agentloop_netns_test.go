@@ -330,16 +330,7 @@ func TestE2EAgentLoopNetns(t *testing.T) {
 
 	proj := userProject(t, s, "proj")
 	// WebFetch asks claude.ai about the domain first unless told not to.
-	claudeDir := filepath.Join(projectHome(t, s, proj), ".claude")
-	mkUserDir(t, s, filepath.Dir(claudeDir))
-	for _, d := range []string{filepath.Dir(filepath.Dir(claudeDir)), filepath.Dir(claudeDir)} {
-		s.User.Chown(t, d)
-		if err := os.Chmod(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mkUserDir(t, s, claudeDir)
-	writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
+	skipWebFetchPreflight(t, s, proj)
 	s.Env = append(agentEnv(api),
 		fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", apiName, loopAPI),
 		"CLAUDE_SBX_NETNS="+name)
@@ -504,16 +495,7 @@ func TestE2EAgentLoopApproval(t *testing.T) {
 			proj := userProject(t, s, "proj")
 			writeUserFile(t, s, filepath.Join(proj, "ca.pem"), string(caPEM), 0o644)
 			s.WriteConfig(t, "setenv NODE_EXTRA_CA_CERTS "+filepath.Join(proj, "ca.pem")+"\n")
-			claudeDir := filepath.Join(projectHome(t, s, proj), ".claude")
-			mkUserDir(t, s, filepath.Dir(claudeDir))
-			for _, d := range []string{filepath.Dir(filepath.Dir(claudeDir)), filepath.Dir(claudeDir)} {
-				s.User.Chown(t, d)
-				if err := os.Chmod(d, 0o700); err != nil {
-					t.Fatal(err)
-				}
-			}
-			mkUserDir(t, s, claudeDir)
-			writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
+			skipWebFetchPreflight(t, s, proj)
 			s.Env = append(agentEnv(api),
 				fmt.Sprintf("ANTHROPIC_BASE_URL=http://%s:%d", wd.apiName, loopAPI),
 				"CLAUDE_SBX_NETNS="+name)
@@ -626,4 +608,20 @@ func approveWhenHeld(wd *loopWorld, s *testutil.Sandbox, done <-chan struct{}) t
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	return testutil.Result{Code: cmd.ProcessState.ExitCode(), Stdout: out.String(), Stderr: errb.String() + fmt.Sprint(err)}
+}
+
+// skipWebFetchPreflight writes the settings of proj's sandbox home that
+// keep WebFetch from asking claude.ai about a domain first.
+func skipWebFetchPreflight(t *testing.T, s *testutil.Sandbox, proj string) {
+	t.Helper()
+	claudeDir := filepath.Join(projectHome(t, s, proj), ".claude")
+	mkUserDir(t, s, filepath.Dir(claudeDir))
+	for _, d := range []string{filepath.Dir(filepath.Dir(claudeDir)), filepath.Dir(claudeDir)} {
+		s.User.Chown(t, d)
+		if err := os.Chmod(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkUserDir(t, s, claudeDir)
+	writeUserFile(t, s, filepath.Join(claudeDir, "settings.json"), `{"skipWebFetchPreflight": true}`+"\n", 0o600)
 }

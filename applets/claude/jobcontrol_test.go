@@ -155,7 +155,7 @@ func startPtyJob(t *testing.T, s *testutil.Sandbox, bait bool, args ...string) *
 // startPtyJobSpec is startPtyJob with the job shell's options in spec.
 func startPtyJobSpec(t *testing.T, s *testutil.Sandbox, spec jobSpec, args ...string) *ptyJob {
 	t.Helper()
-	master, pts := openPty(t)
+	master, pts := testutil.OpenPty(t)
 	t.Cleanup(func() { master.Close(); pts.Close() })
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
 		t.Fatal(err)

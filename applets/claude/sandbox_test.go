@@ -620,7 +620,7 @@ func TestSeccompFlags(t *testing.T) {
 
 func TestTerminalRestored(t *testing.T) {
 	s := testutil.NewSandbox(t)
-	master, pts := openPty(t)
+	master, pts := testutil.OpenPty(t)
 	defer master.Close()
 	defer pts.Close()
 	before, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
@@ -651,26 +651,6 @@ func TestTerminalRestored(t *testing.T) {
 	if *after != *before {
 		t.Errorf("terminal modes not restored: before %+v, after %+v", before, after)
 	}
-}
-
-func openPty(t *testing.T) (master, pts *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, p
 }
 
 // TestPlantedSymlinkRefused performs the attack: in one session the agent

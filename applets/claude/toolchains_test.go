@@ -116,15 +116,7 @@ func TestToolchainCredentialsNeverShown(t *testing.T) {
 		".local/bin/tool":          "#!/bin/sh\necho tool\n",
 		".config/gh/bin/gh-helper": "#!/bin/sh\n",
 	}
-	for rel, content := range files {
-		p := filepath.Join(s.Home, rel)
-		for d := filepath.Dir(p); d != s.Home; d = filepath.Dir(d) {
-			if _, err := os.Stat(d); err != nil {
-				mkUserDir(t, s, d)
-			}
-		}
-		writeUserFile(t, s, p, content, 0o700)
-	}
+	writeHomeFiles(t, s, files, 0o700)
 	var path []string
 	for _, d := range []string{".cargo/bin", ".docker/cli-plugins", ".local/bin", ".config/gh/bin", ".config", ".aws", "."} {
 		path = append(path, filepath.Join(s.Home, d))
@@ -162,15 +154,7 @@ func TestToolchainGeneratedSettingsInside(t *testing.T) {
 		".cargo/credentials.toml": "[registries.corp]\ntoken = \"" + token + "\"\n",
 		".local/bin/tool":         "#!/bin/sh\necho tool\n",
 	}
-	for rel, content := range files {
-		p := filepath.Join(s.Home, rel)
-		for d := filepath.Dir(p); d != s.Home; d = filepath.Dir(d) {
-			if _, err := os.Stat(d); err != nil {
-				mkUserDir(t, s, d)
-			}
-		}
-		writeUserFile(t, s, p, content, 0o600)
-	}
+	writeHomeFiles(t, s, files, 0o600)
 	os.Chmod(ca, 0o644)
 	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":/usr/bin:/bin", "SSH_AUTH_SOCK=/tmp/"+token)
 	r := s.Shell(t, `echo "userconfig=$npm_config_userconfig"; cat "$npm_config_userconfig" /.cargo/config.toml; head -1 `+ca+`
@@ -302,5 +286,20 @@ func TestToolchainNodeAndPythonProjects(t *testing.T) {
 	mustOK(t, r)
 	if !strings.Contains(r.Stdout, "test_add (test_calc.T") || !strings.Contains(r.Stdout, "OK") {
 		t.Errorf("python3 -m unittest inside: %v", r)
+	}
+}
+
+// writeHomeFiles writes files (content by path relative to the home) in
+// the test user's home, as the user, making the directories on the way.
+func writeHomeFiles(t *testing.T, s *testutil.Sandbox, files map[string]string, mode os.FileMode) {
+	t.Helper()
+	for rel, content := range files {
+		p := filepath.Join(s.Home, rel)
+		for d := filepath.Dir(p); d != s.Home; d = filepath.Dir(d) {
+			if _, err := os.Stat(d); err != nil {
+				mkUserDir(t, s, d)
+			}
+		}
+		writeUserFile(t, s, p, content, mode)
 	}
 }

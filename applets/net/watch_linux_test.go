@@ -3,7 +3,6 @@ package net
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,28 +14,8 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/multicall"
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl/netctltest"
+	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
-
-func openPty(t *testing.T) (master, pts *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close(); p.Close() })
-	return m, p
-}
 
 // ptyWatch is net watch on a terminal: the test types on master.
 type ptyWatch struct {
@@ -49,7 +28,7 @@ type ptyWatch struct {
 
 func startPtyWatch(t *testing.T, w world) (pw *ptyWatch, pts *os.File, before unix.Termios) {
 	t.Helper()
-	master, pts := openPty(t)
+	master, pts := testutil.OpenPty(t)
 	before = termios(t, pts)
 	pw = &ptyWatch{master: master, seen: make(chan struct{}, 1), done: make(chan error, 1)}
 	go func() {

@@ -23,13 +23,7 @@ import (
 func TestWatchListensBeforeItsReply(t *testing.T) {
 	r, _, _ := newApproveResolver(t, nil)
 	path := filepath.Join(t.TempDir(), "run", "control.sock")
-	ln, err := listenControl(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &controlServer{r: r, ln: ln, logf: t.Logf}
-	go s.serve()
-	t.Cleanup(func() { ln.Close() })
+	serveControl(t, r, path)
 	for i := range 200 {
 		c, err := netctl.Dial(path)
 		if err != nil {
@@ -85,19 +79,13 @@ func TestStrangersConnectionsBounded(t *testing.T) {
 		}
 	}
 	path := filepath.Join(top, "run", "control.sock")
-	ln, err := listenControl(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &controlServer{r: r, ln: ln, logf: t.Logf}
-	go s.serve()
-	t.Cleanup(func() { ln.Close() })
+	serveControl(t, r, path)
 	for i := range uint32(maxStrangerConns) {
 		if _, err := dialAs(t, path, 100000+i).Do(netctl.Request{Op: netctl.OpOwned}); err != nil {
 			t.Fatalf("stranger %d: %v", i, err)
 		}
 	}
-	_, err = dialAs(t, path, 100000+maxStrangerConns).Do(netctl.Request{Op: netctl.OpOwned})
+	_, err := dialAs(t, path, 100000+maxStrangerConns).Do(netctl.Request{Op: netctl.OpOwned})
 	want := fmt.Sprintf("netns-dns: uid %d owns no namespace, and users who own none have %d control connections open already: try again later", 100000+maxStrangerConns, maxStrangerConns)
 	if err == nil || err.Error() != want {
 		t.Fatalf("connection %d of users who own no namespace: %v, want %q", maxStrangerConns+1, err, want)
@@ -119,13 +107,7 @@ func TestGroupApprover(t *testing.T) {
 	}
 	r, _, _ := newApproveResolver(t, func(p *netpolicy.Policy) { p.OwnerGroups = []uint32{4711} })
 	path := filepath.Join(testutil.PublicDir(t), "control.sock")
-	ln, err := listenControl(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &controlServer{r: r, ln: ln, logf: t.Logf}
-	go s.serve()
-	t.Cleanup(func() { ln.Close() })
+	serveControl(t, r, path)
 	const script = `import socket,sys
 s=socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
@@ -145,4 +127,16 @@ print(s.makefile().readline().strip())`
 			t.Errorf("owned as uid %d in groups %v: %q, %v; want %s", stranger, tt.groups, got, err, tt.want)
 		}
 	}
+}
+
+// serveControl serves r's control socket at path until the test ends.
+func serveControl(t *testing.T, r *Resolver, path string) {
+	t.Helper()
+	ln, err := listenControl(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &controlServer{r: r, ln: ln, logf: t.Logf}
+	go s.serve()
+	t.Cleanup(func() { ln.Close() })
 }

@@ -108,6 +108,10 @@ func runChain(argv, env []string, extra []*os.File, cgroupFD int, stdio multical
 		files = append(files, f.Fd())
 	}
 	tty := saveTerminal()
+	if tty.saved != nil && (!tty.controlling() || tty.foreground()) {
+		// The title, for the pop in restore (termreset_linux.go).
+		writeOut(titlePush)
+	}
 	caught := sigs.wait()
 	// A signal caught before the chain exists ends the launcher as it
 	// would have without catching: nothing is started.

@@ -49,6 +49,10 @@ func (t *terminal) restore() {
 	signal.Ignore(syscall.SIGTTOU)
 	t.reclaim(false)
 	t.putBack()
+	// Not while another job has the terminal: the reset would be its.
+	if !t.controlling() || t.foreground() {
+		writeOut(softReset + titlePop)
+	}
 	if t.size != nil {
 		if now, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ); err == nil && *now != *t.size {
 			unix.IoctlSetWinsize(t.fd, unix.TIOCSWINSZ, t.size)
@@ -103,6 +107,9 @@ func (t *terminal) lend(pgid int) {
 	if unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgid) != nil {
 		return
 	}
+	// The title the user has, saved again for the pop at the next stop
+	// or the end (termreset_linux.go).
+	writeOut(titlePush)
 	t.lent = true
 	if t.stopSize != nil {
 		if now, err := unix.IoctlGetWinsize(t.fd, unix.TIOCGWINSZ); err == nil && *now != *t.stopSize {
@@ -129,6 +136,7 @@ func (t *terminal) reclaim(stop bool) bool {
 	unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, unix.Getpgrp())
 	if stop {
 		t.putBack()
+		writeOut(softReset + titlePop)
 	}
 	return true
 }

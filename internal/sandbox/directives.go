@@ -105,6 +105,8 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 				l.EnvRemoved = append(l.EnvRemoved, n)
 			}
 		}
+	case sandboxcfg.Keepenv:
+		// Applied with the environment's scrub (tokens.go).
 	case sandboxcfg.Chdir:
 		if !l.Visible(h, a[0]) {
 			return fmt.Errorf("chdir: %s is not visible in the sandbox", qname.String(a[0]))

@@ -18,6 +18,7 @@ func (l *Launch) environment(h Host, s Spec, env *environ, systemd bool) *enviro
 
 	// The environment: scrub, then set ours.
 	l.EnvRemoved = env.scrub(systemd)
+	l.scrubTokens(h, s, env)
 	path := []string{}
 	if _, err := h.Stat(s.BinDir); err == nil {
 		path = append(path, s.BinDir)

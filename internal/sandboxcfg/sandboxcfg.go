@@ -43,6 +43,7 @@ const (
 	Symlink      = "symlink"       // symlink TARGET LINK
 	Setenv       = "setenv"        // setenv NAME VALUE
 	Unsetenv     = "unsetenv"      // unsetenv NAME...
+	Keepenv      = "keepenv"       // keepenv NAME...: pass a token variable the launcher removes by default
 	Chdir        = "chdir"         // chdir DIR: start there instead of ~
 	Command      = "command"       // command PATH [ARGS...]: run this instead of the agent
 	Bwrap        = "bwrap"         // bwrap ARGS...: raw bwrap arguments
@@ -296,7 +297,7 @@ func check(name string, args []string, known func(string) bool) error {
 			return fmt.Errorf("%s: %v", name, err)
 		}
 		return nil
-	case Unsetenv:
+	case Unsetenv, Keepenv:
 		if err := nargs(1, -1, "NAME..."); err != nil {
 			return err
 		}

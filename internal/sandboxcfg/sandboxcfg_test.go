@@ -48,6 +48,7 @@ func TestParse(t *testing.T) {
 		{"setenv single quotes keep dollar", `setenv PS1 '$HOME \w> '`, []Directive{{Line: 1, Name: Setenv, Args: []string{"PS1", `$HOME \w> `}}}},
 		{"setenv double quote expansion", `setenv WHO "$USER@${HOME}"`, []Directive{{Line: 1, Name: Setenv, Args: []string{"WHO", "u@/home/u"}}}},
 		{"unsetenv many", "unsetenv A B_2", []Directive{{Line: 1, Name: Unsetenv, Args: []string{"A", "B_2"}}}},
+		{"keepenv many", "keepenv GITHUB_TOKEN HF_TOKEN", []Directive{{Line: 1, Name: Keepenv, Args: []string{"GITHUB_TOKEN", "HF_TOKEN"}}}},
 		{"chdir pwd", "chdir $PWD", []Directive{{Line: 1, Name: Chdir, Args: []string{"/home/u/projects/p"}}}},
 		{"command", "command /opt/claude/bin/claude --model 'a b'", []Directive{{Line: 1, Name: Command, Args: []string{"/opt/claude/bin/claude", "--model", "a b"}}}},
 		{"project", "project ro\nproject off\nproject rw", []Directive{
@@ -141,6 +142,8 @@ func TestParseErrors(t *testing.T) {
 		{"condition relative", "if pwd-under projects", `~/.claude-sandbox-init:1: if: pwd-under: "projects" is not an absolute path (start it with /, ~/ or $HOME)`},
 		{"git value", "git push", `~/.claude-sandbox-init:1: git: "push": want read-only or commit`},
 		{"project value", "project yes", `~/.claude-sandbox-init:1: project: "yes": want off, ro or rw`},
+		{"keepenv missing", "\nkeepenv", "~/.claude-sandbox-init:2: keepenv: missing argument: want keepenv NAME..."},
+		{"keepenv bad name", "keepenv GITHUB-TOKEN", `~/.claude-sandbox-init:1: keepenv: "GITHUB-TOKEN" is not a variable name`},
 		{"project missing", "project", "~/.claude-sandbox-init:1: project: missing argument: want project off|ro|rw"},
 		{"project too many", "project ro rw", "~/.claude-sandbox-init:1: project: too many arguments: want project off|ro|rw"},
 		{"home value", "home private", `~/.claude-sandbox-init:1: home: "private": want project or shared`},

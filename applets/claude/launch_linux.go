@@ -107,6 +107,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
 	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
+	updateProfile(l, in.uid) // profile_linux.go
 	sess.summary(stdio.Err)
 	return err
 }

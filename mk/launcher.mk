@@ -3,7 +3,8 @@
 #
 # test-launcher   unit tests, and as root the sandbox tests as the test user
 # e2e-agent       the real agent (scripts/fetch-agent, cached) through the
-#                 sandbox as the test user: --version, state in its sandbox home
+#                 sandbox as the test user: --version, state in its sandbox home;
+#                 on a pty, a new project opens on the trust dialog
 # bench-launcher  claude --shell -c true against bare bwrap, median and ratio
 # fuzz-launcher   fuzz the ~/.claude-sandbox-init parser and the git index reader
 
@@ -16,7 +17,7 @@ test-launcher:
 
 e2e-agent:
 	agent="$$(scripts/fetch-agent)" && \
-	CLAUDE_SBX_E2E=agent CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^TestE2EAgent$$' -v ./applets/claude/
+	CLAUDE_SBX_E2E=agent CLAUDE_SBX_E2E_AGENT="$$agent" $(GO) test $(TESTFLAGS) -run '^(TestE2EAgent|TestE2EAgentProfileNextProject)$$' -v ./applets/claude/
 
 bench-launcher:
 	GO='$(GO)' scripts/bench-launcher

@@ -19,6 +19,9 @@ func openBinds(l *sandbox.Launch, in inputs, early *earlyOpens) (*bound, error) 
 	if err := ensureHomes(l, k.sandboxHome, uid); err != nil {
 		return nil, err
 	}
+	if err := seedHome(l, uid); err != nil { // profile_linux.go
+		return nil, err
+	}
 	rules := dirRules(k, uid)
 	homeRules(rules, l, uid)
 	if err := cacheRules(rules, l, uid); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -88,7 +89,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	defer bound.Close()
 	// One write for all of them.
 	var notices strings.Builder
-	for _, n := range l.Notices {
+	for _, n := range budgetNotices(l.Notices, in.home, in.uid, time.Now()) { // budgetnotice_linux.go
 		fmt.Fprintf(&notices, "claude: %s\n", n)
 	}
 	if notices.Len() > 0 {
@@ -107,6 +108,7 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
 	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
+	updateProfile(l, in.uid) // profile_linux.go
 	sess.summary(stdio.Err)
 	return err
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/agentprofile"
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/nsname"
 	qname "github.com/claude-sandbox/claude-sandbox/internal/quote"
@@ -67,6 +69,10 @@ const (
 	// CommonName holds the settings the user wants in every project,
 	// bound read-only into ~/.claude (CommonEntries).
 	CommonName = "common"
+	// ProfileName is the agent's setup kept across per-project homes
+	// (internal/agentprofile), bound nowhere: a new home's ~/.claude.json
+	// is made from it, and a session's end updates it.
+	ProfileName = "profile.json"
 )
 
 // CommonEntries are the entries of CommonName bound read-only into
@@ -141,7 +147,8 @@ func (l *Launch) chooseHome(h Host, s Spec) (Spec, error) {
 	}
 	s.SandboxHome = filepath.Join(s.Homes, ProjectHomeName(key, dev, ino))
 	l.SandboxHome, l.Homes = s.SandboxHome, s.Homes
-	l.Notes = append(l.Notes, fmt.Sprintf("home: %s, the home of %s alone (%s)", qname.String(s.SandboxHome), qname.String(key), from))
+	l.Notes = append(l.Notes, fmt.Sprintf("home: %s, the home of %s alone (%s)", qname.String(s.SandboxHome), qname.String(key), from),
+		fmt.Sprintf("home: a new home's ~/.claude.json holds only these keys of %s: %s", qname.String(filepath.Join(s.Homes, ProfileName)), strings.Join(agentprofile.Names(), ", ")))
 	return s, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // clock is a test's time.
@@ -567,5 +568,81 @@ func TestQueriesDoNotWaitForApprovalFiles(t *testing.T) {
 	}
 	if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" {
 		t.Errorf("the approved name once its file is written: %s, want NOERROR", got)
+	}
+}
+
+// TestRestartEmptiesApprovedSet: a netns-dns that starts (a restart, an
+// upgrade, a crash) cannot tell which approval pinned the flows already in
+// a namespace's approved set, so it empties it: after a restart, neither
+// a revoke of an always approval nor the end of a session could take them
+// out, and they would last up to the pins' timeout (a day's TTL).
+func TestRestartEmptiesApprovedSet(t *testing.T) {
+	for _, scope := range []string{netctl.ScopeAlways, netctl.ScopeSession} {
+		t.Run(scope, func(t *testing.T) {
+			r, pin, _ := newApproveResolver(t, nil)
+			if scope == netctl.ScopeSession {
+				watch(r, owner, "agents", true)
+			}
+			if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: scope}); rep.Error != "" {
+				t.Fatal(rep.Error)
+			}
+			if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" || len(pin.flowList()) == 0 {
+				t.Fatalf("approved: %s, flows %v", got, pin.flowList())
+			}
+			// The new process: the same tables, nothing in memory.
+			r2 := &Resolver{Pinner: pin, Upstream: r.Upstream, Log: r.Log, PinFloor: r.PinFloor}
+			if errs := r2.SetPolicies(map[string][]byte{"a.json": r.namespaceOf("agents").raw}); errs != nil {
+				t.Fatal(errs)
+			}
+			if got := pin.flowList(); len(got) != 0 {
+				t.Fatalf("approved set after the restart: %v, want it empty (flows nobody can revoke)", got)
+			}
+		})
+	}
+}
+
+// TestTakeOverEmptiesApprovedSets: a new socket of the table inside (up,
+// or guard at its start) empties both approved sets; the flows of a live
+// approval come back at the next answer.
+func TestTakeOverEmptiesApprovedSets(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	in := &fakePinner{}
+	r.Inside = func(string, int64) Pinner { return in }
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeAlways}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	r.ResetFlows("agents")
+	if len(pin.flowList()) != 0 || len(in.flowList()) != 0 || in.flushes != 1 {
+		t.Fatalf("after the take-over: host %v, inside %v (%d flushes); want both empty", pin.flowList(), in.flowList(), in.flushes)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	if got, want := in.flowList(), []string{"203.0.113.66 tcp 443", "203.0.113.66 tcp 80"}; !slices.Equal(got, want) || !slices.Equal(pin.flowList(), want) {
+		t.Fatalf("next answer: inside %v, host %v; want %v in both", got, pin.flowList(), want)
+	}
+}
+
+// TestOnceFlowsLastTheFloor: a once approval's flows are pinned for the
+// pin floor, not for the answer's TTL (a day), and revoke takes them out
+// after the approval ended.
+func TestOnceFlowsLastTheFloor(t *testing.T) {
+	r, pin, c := newApproveResolver(t, nil)
+	r.Upstream.(*fakeUpstream).zone["day.test."] = []dns.RR{rr(t, "day.test. 86400 IN A 203.0.113.90")}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "day.test", Scope: netctl.ScopeOnce, Ports: []string{"tcp 443"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if got := rcode(r, "day.test.", dns.TypeA); got != "NOERROR" {
+		t.Fatalf("once approval: %s", got)
+	}
+	f := nft.Flow{Addr: netip.MustParseAddr("203.0.113.90"), Proto: "tcp", Port: 443}
+	if got := pin.flowTimeouts[f]; got != r.PinFloor {
+		t.Fatalf("once flow pinned for %s, want the pin floor %s", got, r.PinFloor)
+	}
+	c.add(time.Minute) // the approval has ended; its flow has not
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "day.test"}); rep.Error != "" {
+		t.Fatalf("revoke of an ended once approval with an open flow: %q", rep.Error)
+	}
+	if got := pin.flowList(); len(got) != 0 {
+		t.Fatalf("after revoke: %v, want no flow", got)
 	}
 }

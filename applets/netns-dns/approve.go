@@ -146,11 +146,12 @@ func (r *Resolver) answerHolds(ns, pattern string) int {
 // unpin takes the flows that the answers to the approvals of patterns put
 // into the approved set of ns out of it (a name approved by another
 // pattern on the same address gets its flow back at its next answer), and
-// forgets the CNAME targets their answers allowed.
-func (r *Resolver) unpin(nsName string, patterns []string) {
+// forgets the CNAME targets their answers allowed; it returns how many
+// flows it took out.
+func (r *Resolver) unpin(nsName string, patterns []string) int {
 	ns := r.namespaceOf(nsName)
 	if ns == nil || len(patterns) == 0 {
-		return
+		return 0
 	}
 	var out []nft.Flow
 	ns.mu.Lock()
@@ -172,7 +173,7 @@ func (r *Resolver) unpin(nsName string, patterns []string) {
 	}
 	ns.mu.Unlock()
 	if len(out) == 0 {
-		return
+		return 0
 	}
 	// Inside the namespace too, where the answers pinned them.
 	if r.Inside != nil {
@@ -185,6 +186,7 @@ func (r *Resolver) unpin(nsName string, patterns []string) {
 	if err := r.Pinner.UnpinFlows(ns.policy.Table, nft.ApprovedSet, out); err != nil {
 		r.logf("unpin %d flows of %s: %v", len(out), ns.policy.Table, err)
 	}
+	return len(out)
 }
 
 func containsString(list []string, s string) bool {

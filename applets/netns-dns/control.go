@@ -195,13 +195,12 @@ func (r *Resolver) revoke(p *netpolicy.Policy, req netctl.Request) netctl.Reply 
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
 	}
-	if len(gone) == 0 && refused > 0 {
-		return netctl.Reply{}
-	}
-	if len(gone) == 0 {
+	// Its flows go whether or not the approval is still live: a once
+	// approval that ended leaves flows open until their pins run out.
+	unpinned := r.unpin(p.Name, []string{pattern})
+	if len(gone) == 0 && refused == 0 && unpinned == 0 {
 		return netctl.Reply{Error: fmt.Sprintf("no approval of %s in namespace %s (claude-sandbox net list shows them)", pattern, p.Name)}
 	}
-	r.unpin(p.Name, []string{pattern})
 	return netctl.Reply{}
 }
 

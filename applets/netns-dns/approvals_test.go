@@ -155,7 +155,7 @@ func TestApprovalRefusals(t *testing.T) {
 
 // watch subscribes uid to ns's events.
 func watch(r *Resolver, uid uint32, ns string, session bool) *subscriber {
-	s := &subscriber{uid: uid, nss: []string{ns}, session: session, events: make(chan netctl.Event, eventBuffer)}
+	s := &subscriber{uid: uid, nss: []string{ns}, session: session, asks: true, events: make(chan netctl.Event, eventBuffer)}
 	r.hub.add(s)
 	return s
 }
@@ -644,5 +644,76 @@ func TestOnceFlowsLastTheFloor(t *testing.T) {
 	}
 	if got := pin.flowList(); len(got) != 0 {
 		t.Fatalf("after revoke: %v, want no flow", got)
+	}
+}
+
+// TestHoldOnlyWhenSomeoneCanAnswer: a launcher session that cannot show
+// a notification is nobody who can answer: its namespace's refused names
+// are refused at once, not held for the hold time (glibc's retry made
+// that 8 s a lookup). A watch, or a session that can ask, holds.
+func TestHoldOnlyWhenSomeoneCanAnswer(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	s := &subscriber{uid: owner, nss: []string{"agents"}, session: true, events: make(chan netctl.Event, eventBuffer)}
+	r.hub.add(s)
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("with a session that cannot ask: %v, want REFUSED at once", now)
+	}
+	r.hub.remove(s)
+	s.asks = true
+	r.hub.add(s)
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("with a session that can ask: %v, want it held", now)
+	}
+}
+
+// TestRetryAfterHoldRefusedAtOnce: the stub's retry of a query whose hold
+// just ran out is refused at once, not held again: one hold per lookup.
+func TestRetryAfterHoldRefusedAtOnce(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 1500 })
+	w := watch(r, owner, "agents", false)
+	q := query("evil.test.", dns.TypeA)
+	if now, _ := handle(t, r, q); now != nil {
+		t.Fatalf("first query: %v, want it held", now)
+	}
+	c.add(1500 * time.Millisecond)
+	r.SweepHolds()
+	if now, _ := handle(t, r, q); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("retry after the hold ran out: %v, want REFUSED at once", now)
+	}
+	holds := 0
+	for len(w.events) > 0 {
+		if e := <-w.events; e.Kind == netctl.EventHeld {
+			holds++
+		}
+	}
+	if holds != 1 {
+		t.Fatalf("%d holds for one lookup and its retry, want 1", holds)
+	}
+	c.add(1500 * time.Millisecond)
+	r.SweepHolds()
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("a lookup a hold's time later: %v, want it held", now)
+	}
+}
+
+// TestHoldsPerNameBound: one name's flood holds maxHeldPerName queries;
+// the rest of it is refused at once, and another name is still held.
+func TestHoldsPerNameBound(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	watch(r, owner, "agents", false)
+	for i := range maxHeldPerName {
+		q := query("evil.test.", dns.TypeA)
+		q.Id = uint16(i + 1)
+		if now, _ := handle(t, r, q); now != nil {
+			t.Fatalf("query %d: %v, want it held", i, now)
+		}
+	}
+	q := query("evil.test.", dns.TypeA)
+	q.Id = maxHeldPerName + 1
+	if now, _ := handle(t, r, q); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("query %d of one name: %v, want REFUSED at once", maxHeldPerName+1, now)
+	}
+	if now, _ := handle(t, r, query("other.evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("another name after the flood: %v, want it held", now)
 	}
 }

@@ -75,10 +75,10 @@ func (r *Resolver) hold(ns *namespace, src netip.Addr, q *dns.Msg, name string, 
 	if p.Approve() != netpolicy.UserApproveAsk || !approvable(p, name) || !r.hub.askable(p.Name) {
 		return false
 	}
-	until := r.clock().Add(holdTime(p))
-	ok, isNew := r.holds.add(p.Name, name, waiter{src: src, q: q, release: release}, until)
+	now := r.clock()
+	ok, isNew := r.holds.add(p.Name, name, waiter{src: src, q: q, release: release}, now, now.Add(holdTime(p)))
 	if isNew {
-		r.hub.publish(netctl.Event{Kind: netctl.EventHeld, Time: r.clock(), Namespace: p.Name, Name: name, Type: dns.Type(q.Question[0].Qtype).String(), Until: until})
+		r.hub.publish(netctl.Event{Kind: netctl.EventHeld, Time: r.clock(), Namespace: p.Name, Name: name, Type: dns.Type(q.Question[0].Qtype).String(), Until: now.Add(holdTime(p))})
 	}
 	return ok
 }

@@ -65,6 +65,10 @@ type Request struct {
 	// ports of a domain line without ports.
 	Ports []string  `json:"ports,omitempty"`
 	Since time.Time `json:"since,omitempty"`
+	// Asks: the session can show its user a held name (a desktop
+	// notification). A session that cannot does not count as someone who
+	// can answer, and its namespace's queries are refused at once.
+	Asks bool `json:"asks,omitempty"`
 }
 
 // Reply is the one line that answers a Request (the first line of a

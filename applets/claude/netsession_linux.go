@@ -249,7 +249,9 @@ func (s *netSession) summary(w io.Writer) {
 		return
 	}
 	defer c.Close()
-	rep, err := c.Do(netctl.Request{Op: netctl.OpDenials, Namespace: s.ns, Since: s.start})
+	// EndHolds: the names still held now are refused, and so this
+	// session's, never the next one's.
+	rep, err := c.Do(netctl.Request{Op: netctl.OpDenials, Namespace: s.ns, Since: s.start, EndHolds: true})
 	if err != nil {
 		return
 	}

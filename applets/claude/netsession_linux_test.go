@@ -293,5 +293,9 @@ func TestNetSessionAsksOnlyWithNotifySend(t *testing.T) {
 			t.Errorf("notify-send %q: session request %+v, want asks %v", tc.notify, req, tc.want)
 		}
 		s.summary(io.Discard)
+		// The summary ends what is still held, so that it lists it.
+		if req, ok := srv.WaitRequest(netctl.OpDenials, nil); !ok || !req.EndHolds || !req.Since.Equal(s.start) {
+			t.Errorf("summary's request %+v, want denials since the start with end_holds", req)
+		}
 	}
 }

@@ -717,3 +717,48 @@ func TestHoldsPerNameBound(t *testing.T) {
 		t.Fatalf("another name after the flood: %v, want it held", now)
 	}
 }
+
+// TestSummaryIsTheSessionsOwn: five sessions one after the other, each
+// refusing a name of its own whose hold runs out at a different time
+// (before the session ends, or not yet when it ends), each list exactly
+// their own name: what is still held at the end is refused then, and a
+// hold that runs out later is listed at the time it was asked, not in the
+// next session's list.
+func TestSummaryIsTheSessionsOwn(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 2000 })
+	for i := range 5 {
+		start := c.now()
+		s := watch(r, owner, "agents", true)
+		c.add(100 * time.Millisecond)
+		name := fmt.Sprintf("n%d.evil.test", i)
+		if now, _ := handle(t, r, query(name+".", dns.TypeA)); now != nil {
+			t.Fatalf("session %d: %s answered at once: %v", i, name, now)
+		}
+		c.add(time.Duration(i) * 700 * time.Millisecond) // 0, 0.7, 1.4 s: held at the end; 2.1, 2.8 s: ran out
+		r.SweepHolds()
+		r.endSessions(r.hub.remove(s))
+		d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: start, EndHolds: true}).Denials
+		var got []string
+		for _, x := range d {
+			got = append(got, x.Name)
+		}
+		if !slices.Equal(got, []string{name}) {
+			t.Fatalf("session %d lists %v, want exactly [%s]", i, got, name)
+		}
+		c.add(time.Second)
+	}
+	// A launcher that died without its summary: its hold runs out
+	// in the next session, which must not list it.
+	q := "late.evil.test."
+	s := watch(r, owner, "agents", true)
+	handle(t, r, query(q, dns.TypeA))
+	r.endSessions(r.hub.remove(s))
+	c.add(time.Second)
+	next := c.now()
+	c.add(2 * time.Second)
+	r.SweepHolds()
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: next, EndHolds: true}).Denials
+	if len(d) != 0 {
+		t.Fatalf("the next session lists %+v, want nothing (late.evil.test was asked before it began)", d)
+	}
+}

@@ -86,10 +86,17 @@ func (r *Resolver) hold(ns *namespace, src netip.Addr, q *dns.Msg, name string, 
 // refused records a refusal: the denial log, the recent refusals, the
 // streams.
 func (r *Resolver) refused(p *netpolicy.Policy, q dns.Question) {
+	r.refusedAt(p, q, r.clock())
+}
+
+// refusedAt is refused of a query that came at at: a held one is listed
+// at the time it was asked, not when its hold ran out, so that a session
+// that began meanwhile does not list it as its own.
+func (r *Resolver) refusedAt(p *netpolicy.Policy, q dns.Question, at time.Time) {
 	r.Log.Refused(p.Name, q)
 	name := logName(strings.TrimSuffix(strings.ToLower(q.Name), "."))
 	typ := dns.Type(q.Qtype).String()
-	r.recent.add(p.Name, name, typ, r.clock())
+	r.recent.add(p.Name, name, typ, at)
 	r.hub.publish(netctl.Event{Kind: netctl.EventRefused, Time: r.clock(), Namespace: p.Name, Name: name, Type: typ})
 }
 
@@ -121,8 +128,12 @@ func (r *Resolver) refuseHolds(hds []*hold) int {
 		// Each query is a refusal, as without the hold: the A and the
 		// AAAA of one lookup are two, of two types.
 		if p := r.policyOf(hd.ns); p != nil {
+			at := hd.start
+			if at.IsZero() {
+				at = r.clock()
+			}
 			for _, w := range hd.waiters {
-				r.refused(p, w.q.Question[0])
+				r.refusedAt(p, w.q.Question[0], at)
 			}
 		}
 	}

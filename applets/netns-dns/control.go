@@ -41,6 +41,9 @@ func (r *Resolver) ControlAs(uid uint32, gids []uint32, req netctl.Request) netc
 	case netctl.OpList:
 		return netctl.Reply{Allowances: r.allowances(p)}
 	case netctl.OpDenials:
+		if req.EndHolds {
+			r.refuseHolds(r.holds.takeSince(p.Name, req.Since))
+		}
 		return netctl.Reply{Denials: r.denials(p, req)}
 	case netctl.OpAllow:
 		return r.allow(uid, p, req)

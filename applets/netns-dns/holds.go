@@ -108,6 +108,21 @@ func (h *holds) take(ns string, match func(name string) bool) []*hold {
 	return out
 }
 
+// takeSince removes and returns the holds of ns that began at or after
+// since.
+func (h *holds) takeSince(ns string, since time.Time) []*hold {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*hold
+	for k, hd := range h.byKey {
+		if k.ns == ns && !hd.start.Before(since) {
+			out = append(out, hd)
+			h.drop(k, hd)
+		}
+	}
+	return out
+}
+
 // expired removes and returns the holds that end at now; their names are
 // not held again for as long as they were held.
 func (h *holds) expired(now time.Time) []*hold {

@@ -69,6 +69,11 @@ type Request struct {
 	// notification). A session that cannot does not count as someone who
 	// can answer, and its namespace's queries are refused at once.
 	Asks bool `json:"asks,omitempty"`
+	// EndHolds: for OpDenials, the queries of Namespace held since Since
+	// are refused first, and so listed (the end of a session: its
+	// summary names what was still held, and the next session's does
+	// not).
+	EndHolds bool `json:"end_holds,omitempty"`
 }
 
 // Reply is the one line that answers a Request (the first line of a

@@ -762,3 +762,23 @@ func TestSummaryIsTheSessionsOwn(t *testing.T) {
 		t.Fatalf("the next session lists %+v, want nothing (late.evil.test was asked before it began)", d)
 	}
 }
+
+// TestOtherClassListedWithItsClass: a CHAOS query of an allowed name is
+// listed with its class, and is not approvable (no advice to allow it):
+// else the sandbox could plant "refused A allowed.test ... net allow
+// allowed.test --always" in the user's summary.
+func TestOtherClassListedWithItsClass(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	q := query("api.example.com.", dns.TypeTXT)
+	q.Question[0].Qclass = dns.ClassCHAOS
+	if got := r.Answer(context.Background(), allowSrc, q); got.Rcode != dns.RcodeRefused {
+		t.Fatalf("CHAOS query: %v, want REFUSED", got)
+	}
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 1 || d[0].Type != "CH TXT" || d[0].Approvable {
+		t.Fatalf("denials %+v, want one CH TXT of api.example.com, not approvable", d)
+	}
+	if cmd, _ := netctl.Advice(d[0], netctl.ScopeAlways, ""); cmd != "" {
+		t.Fatalf("advice %q for a CHAOS query, want none", cmd)
+	}
+}

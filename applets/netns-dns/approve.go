@@ -95,7 +95,7 @@ func (r *Resolver) refused(p *netpolicy.Policy, q dns.Question) {
 func (r *Resolver) refusedAt(p *netpolicy.Policy, q dns.Question, at time.Time) {
 	r.Log.Refused(p.Name, q)
 	name := logName(strings.TrimSuffix(strings.ToLower(q.Name), "."))
-	typ := dns.Type(q.Qtype).String()
+	typ := classType(q)
 	r.recent.add(p.Name, name, typ, at)
 	r.hub.publish(netctl.Event{Kind: netctl.EventRefused, Time: r.clock(), Namespace: p.Name, Name: name, Type: typ})
 }
@@ -229,3 +229,18 @@ func (r *Resolver) policyOf(name string) *netpolicy.Policy {
 	}
 	return nil
 }
+
+// classType is q's type as the lists show it: "A", or with its class
+// before it when that is not IN ("CH TXT"), so that a CHAOS query of an
+// allowed name does not read as a refused address lookup, and gets no
+// advice to allow it (no approval answers another class).
+func classType(q dns.Question) string {
+	t := dns.Type(q.Qtype).String()
+	if q.Qclass != dns.ClassINET {
+		return dns.Class(q.Qclass).String() + " " + t
+	}
+	return t
+}
+
+// otherClass reports whether typ, a classType, is of a class other than IN.
+func otherClass(typ string) bool { return strings.Contains(typ, " ") }

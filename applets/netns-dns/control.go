@@ -118,7 +118,7 @@ func (r *Resolver) allowances(p *netpolicy.Policy) []netctl.Allowance {
 func (r *Resolver) denials(p *netpolicy.Policy, req netctl.Request) []netctl.Denial {
 	out := r.recent.since(p.Name, req.Since)
 	for i := range out {
-		out[i].Approvable = out[i].Drop == "" && approvable(p, out[i].Name)
+		out[i].Approvable = out[i].Drop == "" && !otherClass(out[i].Type) && approvable(p, out[i].Name)
 	}
 	return out
 }

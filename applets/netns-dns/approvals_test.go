@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -780,5 +781,28 @@ func TestOtherClassListedWithItsClass(t *testing.T) {
 	}
 	if cmd, _ := netctl.Advice(d[0], netctl.ScopeAlways, ""); cmd != "" {
 		t.Fatalf("advice %q for a CHAOS query, want none", cmd)
+	}
+}
+
+// TestListShowsOpenFlows: net list shows each flow an approval's answers
+// opened, with when it closes, and a once approval that ended stays
+// listed (scope ended) while its flows are open, until they close.
+func TestListShowsOpenFlows(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeOnce, Ports: []string{"tcp 443"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	closes := c.now().Add(r.PinFloor)
+	c.add(10 * time.Second) // the once approval has ended
+	list := r.Control(owner, netctl.Request{Op: netctl.OpList, Namespace: "agents"}).Allowances
+	want := netctl.Allowance{Pattern: "evil.test", Source: "approval", Scope: netctl.ScopeEnded,
+		Flows: []netctl.OpenFlow{{Addr: "203.0.113.66", Proto: "tcp", Port: 443, Until: closes}}}
+	if len(list) != 2 || !reflect.DeepEqual(list[1], want) {
+		t.Fatalf("list after the once approval ended = %+v, want its open flow last: %+v", list, want)
+	}
+	c.add(r.PinFloor)
+	if list := r.Control(owner, netctl.Request{Op: netctl.OpList, Namespace: "agents"}).Allowances; len(list) != 1 {
+		t.Fatalf("list once the flow closed = %+v, want the domain line only", list)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
@@ -109,8 +110,46 @@ func (r *Resolver) allowances(p *netpolicy.Policy) []netctl.Allowance {
 	for _, d := range p.Domains {
 		out = append(out, netctl.Allowance{Pattern: d.Pattern, Ports: d.Ports, Source: d.Source})
 	}
-	for _, ap := range r.approvals.list(p.Name, r.clock()) {
-		out = append(out, netctl.Allowance{Pattern: ap.Pattern, Ports: portStrings(ap.Ports), Source: "approval", Scope: ap.Scope, By: ap.By, Until: ap.Until})
+	now := r.clock()
+	open := r.openFlows(p.Name, now)
+	for _, ap := range r.approvals.list(p.Name, now) {
+		out = append(out, netctl.Allowance{Pattern: ap.Pattern, Ports: portStrings(ap.Ports), Source: "approval", Scope: ap.Scope, By: ap.By, Until: ap.Until, Flows: open[ap.Pattern]})
+		delete(open, ap.Pattern)
+	}
+	// Approvals that ended (a once one) while their flows are open.
+	var ended []string
+	for pattern := range open {
+		ended = append(ended, pattern)
+	}
+	slices.Sort(ended)
+	for _, pattern := range ended {
+		out = append(out, netctl.Allowance{Pattern: pattern, Source: "approval", Scope: netctl.ScopeEnded, Flows: open[pattern]})
+	}
+	return out
+}
+
+// openFlows are the flows of namespace ns still open at now, by the
+// approval pattern whose answers opened them.
+func (r *Resolver) openFlows(nsName string, now time.Time) map[string][]netctl.OpenFlow {
+	out := map[string][]netctl.OpenFlow{}
+	ns := r.namespaceOf(nsName)
+	if ns == nil {
+		return out
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for k, by := range ns.approvedBy {
+		until, ok := ns.pinned[k]
+		f, isFlow := flowOf(k.set)
+		if !ok || !isFlow || !now.Before(until) {
+			continue
+		}
+		out[by] = append(out[by], netctl.OpenFlow{Addr: k.addr.String(), Proto: f.Proto, Port: f.Port, Until: until})
+	}
+	for _, list := range out {
+		slices.SortFunc(list, func(a, b netctl.OpenFlow) int {
+			return strings.Compare(fmt.Sprintf("%s %s %05d", a.Addr, a.Proto, a.Port), fmt.Sprintf("%s %s %05d", b.Addr, b.Proto, b.Port))
+		})
 	}
 	return out
 }

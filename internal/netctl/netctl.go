@@ -101,6 +101,22 @@ type Allowance struct {
 	Scope string    `json:"scope,omitempty"`
 	By    uint32    `json:"by,omitempty"`
 	Until time.Time `json:"until,omitzero"`
+	// Flows: the flows an approval's answers opened that are still open
+	// (address, protocol, port) and when each closes; an approval that
+	// ended (scope "ended") is listed while any is.
+	Flows []OpenFlow `json:"flows,omitempty"`
+}
+
+// ScopeEnded is the scope net list shows for an approval that ended
+// while flows its answers opened are still open.
+const ScopeEnded = "ended"
+
+// OpenFlow is one flow of the approved set.
+type OpenFlow struct {
+	Addr  string    `json:"addr"`
+	Proto string    `json:"proto"`
+	Port  uint16    `json:"port"`
+	Until time.Time `json:"until"`
 }
 
 // Denial is one refused name (or dropped connection) of a namespace.

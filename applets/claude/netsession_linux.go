@@ -63,8 +63,9 @@ type netSession struct {
 // namespace before the user's own, uid the user) on socket. Without a
 // namespace, without the socket, or when netns-dns refuses, the sandbox
 // runs as before and nothing is said: a session is never a reason to
-// refuse. notify finds the notify-send to ask with ("" none), once a
-// session is open.
+// refuse. notify finds the notify-send to ask with ("" none); the session
+// tells netns-dns whether it can ask (without, netns-dns holds nothing for
+// it).
 func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify func() string, env []string) *netSession {
 	if len(l.NetnsEnter) < 2 {
 		return nil
@@ -75,12 +76,15 @@ func openNetSession(l *sandbox.Launch, socket, base string, uid int, notify func
 	if err != nil {
 		return nil
 	}
-	if _, err := c.Do(netctl.Request{Op: netctl.OpSession, Namespace: ns}); err != nil {
+	// Asks only with a notify-send to ask with: else netns-dns holds no
+	// query for this session, which nobody could answer.
+	n := notify()
+	if _, err := c.Do(netctl.Request{Op: netctl.OpSession, Namespace: ns, Asks: n != ""}); err != nil {
 		c.Close()
 		return nil
 	}
 	s := &netSession{socket: socket, ns: ns, base: base, uid: uid, start: start, conn: c,
-		notify: notify(), env: hostEnv(env), asking: map[string]bool{}}
+		notify: n, env: hostEnv(env), asking: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.events()
@@ -245,7 +249,9 @@ func (s *netSession) summary(w io.Writer) {
 		return
 	}
 	defer c.Close()
-	rep, err := c.Do(netctl.Request{Op: netctl.OpDenials, Namespace: s.ns, Since: s.start})
+	// EndHolds: the names still held now are refused, and so this
+	// session's, never the next one's.
+	rep, err := c.Do(netctl.Request{Op: netctl.OpDenials, Namespace: s.ns, Since: s.start, EndHolds: true})
 	if err != nil {
 		return
 	}

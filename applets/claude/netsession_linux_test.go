@@ -273,3 +273,29 @@ func TestNotifySendNotSteeredByProject(t *testing.T) {
 		t.Errorf("notify-send lacks the session bus address:\n%s", b)
 	}
 }
+
+// TestNetSessionAsksOnlyWithNotifySend: the session says it can ask only
+// when it has a notify-send to ask with; without one netns-dns holds no
+// query for it (nobody could answer, and each refused lookup would wait
+// out the hold).
+func TestNetSessionAsksOnlyWithNotifySend(t *testing.T) {
+	for _, tc := range []struct {
+		notify string
+		want   bool
+	}{{"", false}, {"/usr/bin/notify-send", true}} {
+		srv := netctltest.New(t)
+		s := openNetSession(inNamespace("agents-1000"), srv.Path, "agents", 1000, func() string { return tc.notify }, nil)
+		if s == nil {
+			t.Fatal("no session opened")
+		}
+		req, ok := srv.WaitRequest(netctl.OpSession, nil)
+		if !ok || req.Asks != tc.want {
+			t.Errorf("notify-send %q: session request %+v, want asks %v", tc.notify, req, tc.want)
+		}
+		s.summary(io.Discard)
+		// The summary ends what is still held, so that it lists it.
+		if req, ok := srv.WaitRequest(netctl.OpDenials, nil); !ok || !req.EndHolds || !req.Since.Equal(s.start) {
+			t.Errorf("summary's request %+v, want denials since the start with end_holds", req)
+		}
+	}
+}

@@ -83,15 +83,19 @@ func describePolicy(name string) string {
 }
 
 // checkResolver refuses to start in a namespace with a policy whose
-// resolver, netns-dns on the gateway, does not answer a query from the
-// host (it refuses one: the host is no namespace of its): the sandbox
+// resolver, netns-dns on the gateway, does not serve it: the sandbox
 // would have no names, and the bridge firewall lets its queries reach no
 // other server.
 //
-// Where netns-dns has its control socket, it asks there too whether
-// netns-dns serves the namespace fully: a netns-dns that lacks the
-// sockets of the table inside the namespace answers the host but refuses
-// every name of the sandbox (SERVFAIL).
+// It asks netns-dns's control socket whether it serves the namespace
+// fully (a netns-dns that lacks the sockets of the table inside the
+// namespace would refuse every name of the sandbox: SERVFAIL). Its limits
+// are per uid, so another local user cannot keep the answer from coming;
+// port 53 on the gateway is shared with every user of the host (its
+// socket for unknown sources and its rate limit), and a flood there made
+// starts fail. Only where the control socket gives no answer (an older
+// netns-dns, or this uid's connections all busy) is a query sent there
+// instead (it refuses one: the host is no namespace of its).
 func checkResolver(name string) error {
 	return resolverAnswers(netcfg.Default(buildinfo.Sysconfdir), name, netctl.SocketPath)
 }
@@ -111,13 +115,17 @@ func resolverAnswers(cfg netcfg.Config, name, control string) error {
 	} else if p.NoPolicyLine {
 		return nil // open as before policies: its resolv.conf names the resolver
 	}
+	answered, err := serverReady(control, name, readyWait)
+	if answered {
+		return err
+	}
 	q := new(dns.Msg)
 	q.SetQuestion(".", dns.TypeNS)
 	gw := netip.AddrPortFrom(cfg.Gateway(), 53).String()
 	if _, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, gw); err != nil {
 		return fmt.Errorf("netns-dns does not answer on %s for namespace %s (%w): sudo systemctl restart netns-dns", gw, name, err)
 	}
-	return serverReady(control, name, readyWait)
+	return nil
 }
 
 // readyWait is how long the launcher waits for netns-dns to serve a
@@ -129,24 +137,28 @@ const readyWait = 2 * time.Second
 
 // serverReady asks netns-dns on its control socket at control whether it
 // serves namespace name fully, again until wait has passed while it says
-// no. Only netns-dns's word that it does not refuses the start: a busy
-// socket (another user may fill the connections of those who own no
-// namespace) or an older netns-dns says nothing.
-func serverReady(control, name string, wait time.Duration) error {
+// no. It reports whether netns-dns answered: a busy socket (another user
+// may fill the connections of those who own no namespace), an error that
+// is not its word on the namespace, or an older netns-dns without the
+// socket say nothing, and the caller asks on port 53.
+func serverReady(control, name string, wait time.Duration) (answered bool, err error) {
 	deadline := time.Now().Add(wait)
 	for {
 		c, err := netctl.Dial(control)
 		if err != nil {
-			return nil // a netns-dns without a control socket: the answer must do
+			return false, nil // a netns-dns without a control socket: port 53 must do
 		}
 		c.Raw().SetDeadline(time.Now().Add(2 * time.Second))
 		rep, err := c.Do(netctl.Request{Op: netctl.OpReady, Namespace: name})
 		c.Close()
-		if err == nil || !rep.NotReady {
-			return nil
+		if err == nil {
+			return true, nil
+		}
+		if !rep.NotReady {
+			return false, nil
 		}
 		if time.Now().After(deadline) {
-			return err
+			return true, err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -74,10 +74,27 @@ func TestResolverAnswers(t *testing.T) {
 	if err := check("agents"); err != nil {
 		t.Fatalf("resolverAnswers with a control socket that says ready = %v, want nil", err)
 	}
+	// Port 53 starved (another user floods the socket netns-dns shares
+	// with every host user: here, nothing answers there at all): the
+	// control socket's word, whose limits are per uid, is enough.
+	s.Shutdown()
+	var mute net.PacketConn
+	if err := testutil.InNetnsThread(ns, func() (err error) { mute, err = net.ListenPacket("udp4", "127.0.0.1:53"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mute.Close() })
+	for i := range 20 {
+		if err := check("agents"); err != nil {
+			t.Fatalf("start %d of 20 with port 53 starved and the control socket saying ready: %v, want nil", i+1, err)
+		}
+	}
+	if got := fake.Requests(); len(got) == 0 || got[len(got)-1].Op != netctl.OpReady {
+		t.Fatalf("requests = %+v, want a ready", got)
+	}
 	msg := "netns-dns lacks the sockets of the table inside namespace agents, and answers none of its names: sudo systemctl restart netns@agents"
 	fake.Reply(netctl.OpReady, netctl.Reply{Error: "uid 1001 owns no namespace, and users who own none have 16 control connections open already: try again later"})
-	if err := check("agents"); err != nil {
-		t.Fatalf("resolverAnswers with a busy control socket = %v, want nil (no word on the namespace)", err)
+	if err := check("agents"); err == nil || !strings.HasPrefix(err.Error(), "netns-dns does not answer on 127.0.0.1:53") {
+		t.Fatalf("resolverAnswers with a busy control socket and port 53 starved = %v, want port 53's error (the control socket said nothing)", err)
 	}
 	// Not served for a moment (guard hands the sockets over just after
 	// the namespace came up): the launcher asks again, and starts.

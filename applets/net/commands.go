@@ -201,8 +201,16 @@ func (w world) list(c *netctl.Conn, f listCmd, out io.Writer) error {
 			}
 			ports = strings.Join(def, ", ")
 		}
+		if a.Scope == netctl.ScopeEnded {
+			ports = "-"
+		}
 		if _, err := fmt.Fprintf(out, "%s  %s  %s\n", quote.String(a.Pattern), quote.String(ports), source(a)); err != nil {
 			return err
+		}
+		for _, f := range a.Flows {
+			if _, err := fmt.Fprintf(out, "  open %s %s %d until %s\n", quote.String(f.Addr), quote.String(f.Proto), f.Port, stamp(f.Until)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -215,6 +223,9 @@ func source(a netctl.Allowance) string {
 		return s
 	}
 	s += " " + quote.String(a.Scope)
+	if a.Scope == netctl.ScopeEnded {
+		return s + " (its flows stay open until each closes)"
+	}
 	if a.By != 0 {
 		s += fmt.Sprintf(" by uid %d", a.By)
 	} else {

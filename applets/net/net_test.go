@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,7 +318,12 @@ type lineWatch struct {
 	in   *io.PipeWriter
 	out  *syncBuffer
 	done chan error
+	// later: how far net watch's clock is past now.
+	later atomic.Int64
 }
+
+// advance moves net watch's clock on by d.
+func (lw *lineWatch) advance(d time.Duration) { lw.later.Add(int64(d)) }
 
 type syncBuffer struct {
 	mu  chan struct{}
@@ -341,8 +347,10 @@ func startLineWatch(t *testing.T, srv *netctltest.Server, args ...string) *lineW
 	r, wr := io.Pipe()
 	lw := &lineWatch{in: wr, out: &syncBuffer{mu: make(chan struct{}, 1)}, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
+	w := testWorld(srv)
+	w.now = func() time.Time { return now.Add(time.Duration(lw.later.Load())) }
 	go func() {
-		lw.done <- testWorld(srv).run(ctx, append([]string{"watch"}, args...), multicall.Stdio{In: r, Out: lw.out, Err: io.Discard})
+		lw.done <- w.run(ctx, append([]string{"watch"}, args...), multicall.Stdio{In: r, Out: lw.out, Err: io.Discard})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -368,11 +376,14 @@ func (lw *lineWatch) doneChan() <-chan struct{} {
 // waitOutput waits until the output holds s.
 func (lw *lineWatch) waitOutput(t *testing.T, s string) {
 	t.Helper()
+	give := time.After(10 * time.Second) // a guard against a hang, not a measure
 	for !strings.Contains(lw.out.String(), s) {
 		select {
 		case err := <-lw.done:
 			lw.done <- err
 			t.Fatalf("net watch ended (%v) before printing %q:\n%s", err, s, lw.out.String())
+		case <-give:
+			t.Fatalf("net watch did not print %q; it printed:\n%s", s, lw.out.String())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
@@ -424,6 +435,7 @@ func TestWatchKeys(t *testing.T) {
 				last = "held agents-1000 AAAA files.pythonhosted.org"
 			}
 			lw.waitOutput(t, last)
+			lw.advance(time.Second)
 			io.WriteString(lw.in, tc.key+"\n")
 			got, ok := srv.WaitRequest(tc.want.Op, lw.doneChan())
 			if !ok {
@@ -505,5 +517,30 @@ func TestWatchSelectionNeverMovesToAnotherName(t *testing.T) {
 	b.expire(now)
 	if h, ok := b.selected(); !ok || h.name != "second.example" {
 		t.Fatalf("after an earlier hold ran out: %+v %v, want second.example", h, ok)
+	}
+}
+
+// TestWatchLineBareKeyNeedsASecond: in line mode a key without a name
+// answers the one held name only once it was printed a second ago: the
+// sandbox can look up another name the instant the one the user was
+// reading runs out, and an "a" typed a moment late must not make that
+// one an always approval.
+func TestWatchLineBareKeyNeedsASecond(t *testing.T) {
+	srv := netctltest.New(t)
+	lw := startLineWatch(t, srv)
+	srv.Emit(netctl.Event{Kind: netctl.EventHeld, Time: now, Namespace: "agents-1000", Name: "exfil.evil.test", Type: "A", Until: now.Add(5 * time.Second)})
+	lw.waitOutput(t, "held agents-1000 A exfil.evil.test")
+	lw.advance(400 * time.Millisecond)
+	io.WriteString(lw.in, "a\n")
+	lw.waitOutput(t, "exfil.evil.test was held less than a second ago: name it (a exfil.evil.test)")
+	for _, r := range srv.Requests() {
+		if r.Op != netctl.OpWatch {
+			t.Errorf("a bare key 0.4 s after the name was printed sent %+v", r)
+		}
+	}
+	lw.advance(600 * time.Millisecond)
+	io.WriteString(lw.in, "a\n")
+	if got, ok := srv.WaitRequest(netctl.OpAllow, lw.doneChan()); !ok || got.Name != "exfil.evil.test" {
+		t.Fatalf("a bare key a second after: %+v (%v), want the allow of exfil.evil.test", got, ok)
 	}
 }

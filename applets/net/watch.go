@@ -37,7 +37,16 @@ const maxRefused = 10
 type held struct {
 	ns, name, typ string
 	until         time.Time
+	// seen: when net watch printed it (line mode); a bare key answers
+	// the one held name only a second after that.
+	seen time.Time
 }
+
+// bareKeyAfter is how long the one held name must have been printed
+// before a key without a name answers it (line mode): the sandbox times
+// its lookups, and could put another name in its place the moment the
+// name the user was reading ran out.
+const bareKeyAfter = time.Second
 
 // board is what net watch shows: the held names, oldest first, the
 // latest refusals, the selection and the outcome of the last key.
@@ -129,6 +138,18 @@ func (b *board) selected() (held, bool) {
 		return held{}, false
 	}
 	return b.held[b.sel], true
+}
+
+// saw marks the held name of ev as printed at t (its first held event).
+func (b *board) saw(ev netctl.Event, t time.Time) {
+	if ev.Kind != netctl.EventHeld {
+		return
+	}
+	for i := range b.held {
+		if h := &b.held[i]; h.ns == ev.Namespace && h.name == ev.Name && h.seen.IsZero() {
+			h.seen = t
+		}
+	}
 }
 
 // eventLine is an event as line mode prints it.
@@ -255,6 +276,7 @@ func (w world) watch(ctx context.Context, c *netctl.Conn, ns string, stdio multi
 			return fmt.Errorf("watch: netns-dns ended the connection (%w): is it running? sudo systemctl status netns-dns", err)
 		case ev := <-events:
 			b.apply(ev)
+			b.saw(ev, w.now())
 			if !raw {
 				fmt.Fprintln(stdio.Out, eventLine(ev))
 			}
@@ -323,12 +345,17 @@ func (w world) key(b *board, in string, raw bool, say func(string)) bool {
 	}
 	h, ok := b.selected()
 	if !raw {
-		// Lines: the one held name, or the name given. Never "the
-		// oldest": the sandbox times its holds, and could put another
-		// name there the moment the one read ran out.
+		// Lines: the one held name, printed a second ago at least, or
+		// the name given. Never "the oldest", nor a name just printed:
+		// the sandbox times its holds, and could put another name there
+		// the moment the one read ran out.
 		ok = len(b.held) == 1
 		if ok {
 			h = b.held[0]
+		}
+		if ok && strings.TrimSpace(name) == "" && (h.seen.IsZero() || w.now().Before(h.seen.Add(bareKeyAfter))) {
+			say(fmt.Sprintf("%s was held less than a second ago: name it (%s %s)", quote.String(h.name), cmd, quote.String(h.name)))
+			return false
 		}
 	}
 	if name = strings.TrimSpace(name); name != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
+	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
 
 // clock is a test's time.
@@ -154,7 +156,7 @@ func TestApprovalRefusals(t *testing.T) {
 
 // watch subscribes uid to ns's events.
 func watch(r *Resolver, uid uint32, ns string, session bool) *subscriber {
-	s := &subscriber{uid: uid, nss: []string{ns}, session: session, events: make(chan netctl.Event, eventBuffer)}
+	s := &subscriber{uid: uid, nss: []string{ns}, session: session, asks: true, events: make(chan netctl.Event, eventBuffer)}
 	r.hub.add(s)
 	return s
 }
@@ -567,5 +569,240 @@ func TestQueriesDoNotWaitForApprovalFiles(t *testing.T) {
 	}
 	if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" {
 		t.Errorf("the approved name once its file is written: %s, want NOERROR", got)
+	}
+}
+
+// TestRestartEmptiesApprovedSet: a netns-dns that starts (a restart, an
+// upgrade, a crash) cannot tell which approval pinned the flows already in
+// a namespace's approved set, so it empties it: after a restart, neither
+// a revoke of an always approval nor the end of a session could take them
+// out, and they would last up to the pins' timeout (a day's TTL).
+func TestRestartEmptiesApprovedSet(t *testing.T) {
+	for _, scope := range []string{netctl.ScopeAlways, netctl.ScopeSession} {
+		t.Run(scope, func(t *testing.T) {
+			r, pin, _ := newApproveResolver(t, nil)
+			if scope == netctl.ScopeSession {
+				watch(r, owner, "agents", true)
+			}
+			if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: scope}); rep.Error != "" {
+				t.Fatal(rep.Error)
+			}
+			if got := rcode(r, "evil.test.", dns.TypeA); got != "NOERROR" || len(pin.flowList()) == 0 {
+				t.Fatalf("approved: %s, flows %v", got, pin.flowList())
+			}
+			// The new process: the same tables, nothing in memory.
+			r2 := &Resolver{Pinner: pin, Upstream: r.Upstream, Log: r.Log, PinFloor: r.PinFloor}
+			if errs := r2.SetPolicies(map[string][]byte{"a.json": r.namespaceOf("agents").raw}); errs != nil {
+				t.Fatal(errs)
+			}
+			if got := pin.flowList(); len(got) != 0 {
+				t.Fatalf("approved set after the restart: %v, want it empty (flows nobody can revoke)", got)
+			}
+		})
+	}
+}
+
+// TestTakeOverEmptiesApprovedSets: a new socket of the table inside (up,
+// or guard at its start) empties both approved sets; the flows of a live
+// approval come back at the next answer.
+func TestTakeOverEmptiesApprovedSets(t *testing.T) {
+	r, pin, _ := newApproveResolver(t, nil)
+	in := &fakePinner{}
+	r.Inside = func(string, int64) Pinner { return in }
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeAlways}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	r.ResetFlows("agents")
+	if len(pin.flowList()) != 0 || len(in.flowList()) != 0 || in.flushes != 1 {
+		t.Fatalf("after the take-over: host %v, inside %v (%d flushes); want both empty", pin.flowList(), in.flowList(), in.flushes)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	if got, want := in.flowList(), []string{"203.0.113.66 tcp 443", "203.0.113.66 tcp 80"}; !slices.Equal(got, want) || !slices.Equal(pin.flowList(), want) {
+		t.Fatalf("next answer: inside %v, host %v; want %v in both", got, pin.flowList(), want)
+	}
+}
+
+// TestOnceFlowsLastTheFloor: a once approval's flows are pinned for the
+// pin floor, not for the answer's TTL (a day), and revoke takes them out
+// after the approval ended.
+func TestOnceFlowsLastTheFloor(t *testing.T) {
+	r, pin, c := newApproveResolver(t, nil)
+	r.Upstream.(*fakeUpstream).zone["day.test."] = []dns.RR{rr(t, "day.test. 86400 IN A 203.0.113.90")}
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "day.test", Scope: netctl.ScopeOnce, Ports: []string{"tcp 443"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	if got := rcode(r, "day.test.", dns.TypeA); got != "NOERROR" {
+		t.Fatalf("once approval: %s", got)
+	}
+	f := nft.Flow{Addr: netip.MustParseAddr("203.0.113.90"), Proto: "tcp", Port: 443}
+	if got := pin.flowTimeouts[f]; got != r.PinFloor {
+		t.Fatalf("once flow pinned for %s, want the pin floor %s", got, r.PinFloor)
+	}
+	c.add(time.Minute) // the approval has ended; its flow has not
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpRevoke, Namespace: "agents", Name: "day.test"}); rep.Error != "" {
+		t.Fatalf("revoke of an ended once approval with an open flow: %q", rep.Error)
+	}
+	if got := pin.flowList(); len(got) != 0 {
+		t.Fatalf("after revoke: %v, want no flow", got)
+	}
+}
+
+// TestHoldOnlyWhenSomeoneCanAnswer: a launcher session that cannot show
+// a notification is nobody who can answer: its namespace's refused names
+// are refused at once, not held for the hold time (glibc's retry made
+// that 8 s a lookup). A watch, or a session that can ask, holds.
+func TestHoldOnlyWhenSomeoneCanAnswer(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	s := &subscriber{uid: owner, nss: []string{"agents"}, session: true, events: make(chan netctl.Event, eventBuffer)}
+	r.hub.add(s)
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("with a session that cannot ask: %v, want REFUSED at once", now)
+	}
+	r.hub.remove(s)
+	s.asks = true
+	r.hub.add(s)
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("with a session that can ask: %v, want it held", now)
+	}
+}
+
+// TestRetryAfterHoldRefusedAtOnce: the stub's retry of a query whose hold
+// just ran out is refused at once, not held again: one hold per lookup.
+func TestRetryAfterHoldRefusedAtOnce(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 1500 })
+	w := watch(r, owner, "agents", false)
+	q := query("evil.test.", dns.TypeA)
+	if now, _ := handle(t, r, q); now != nil {
+		t.Fatalf("first query: %v, want it held", now)
+	}
+	c.add(1500 * time.Millisecond)
+	r.SweepHolds()
+	if now, _ := handle(t, r, q); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("retry after the hold ran out: %v, want REFUSED at once", now)
+	}
+	holds := 0
+	for len(w.events) > 0 {
+		if e := <-w.events; e.Kind == netctl.EventHeld {
+			holds++
+		}
+	}
+	if holds != 1 {
+		t.Fatalf("%d holds for one lookup and its retry, want 1", holds)
+	}
+	c.add(1500 * time.Millisecond)
+	r.SweepHolds()
+	if now, _ := handle(t, r, query("evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("a lookup a hold's time later: %v, want it held", now)
+	}
+}
+
+// TestHoldsPerNameBound: one name's flood holds maxHeldPerName queries;
+// the rest of it is refused at once, and another name is still held.
+func TestHoldsPerNameBound(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	watch(r, owner, "agents", false)
+	for i := range maxHeldPerName {
+		q := query("evil.test.", dns.TypeA)
+		q.Id = uint16(i + 1)
+		if now, _ := handle(t, r, q); now != nil {
+			t.Fatalf("query %d: %v, want it held", i, now)
+		}
+	}
+	q := query("evil.test.", dns.TypeA)
+	q.Id = maxHeldPerName + 1
+	if now, _ := handle(t, r, q); now == nil || now.Rcode != dns.RcodeRefused {
+		t.Fatalf("query %d of one name: %v, want REFUSED at once", maxHeldPerName+1, now)
+	}
+	if now, _ := handle(t, r, query("other.evil.test.", dns.TypeA)); now != nil {
+		t.Fatalf("another name after the flood: %v, want it held", now)
+	}
+}
+
+// TestSummaryIsTheSessionsOwn: five sessions one after the other, each
+// refusing a name of its own whose hold runs out at a different time
+// (before the session ends, or not yet when it ends), each list exactly
+// their own name: what is still held at the end is refused then, and a
+// hold that runs out later is listed at the time it was asked, not in the
+// next session's list.
+func TestSummaryIsTheSessionsOwn(t *testing.T) {
+	r, _, c := newApproveResolver(t, func(p *netpolicy.Policy) { p.HoldMS = 2000 })
+	for i := range 5 {
+		start := c.now()
+		s := watch(r, owner, "agents", true)
+		c.add(100 * time.Millisecond)
+		name := fmt.Sprintf("n%d.evil.test", i)
+		if now, _ := handle(t, r, query(name+".", dns.TypeA)); now != nil {
+			t.Fatalf("session %d: %s answered at once: %v", i, name, now)
+		}
+		c.add(time.Duration(i) * 700 * time.Millisecond) // 0, 0.7, 1.4 s: held at the end; 2.1, 2.8 s: ran out
+		r.SweepHolds()
+		r.endSessions(r.hub.remove(s))
+		d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: start, EndHolds: true}).Denials
+		var got []string
+		for _, x := range d {
+			got = append(got, x.Name)
+		}
+		if !slices.Equal(got, []string{name}) {
+			t.Fatalf("session %d lists %v, want exactly [%s]", i, got, name)
+		}
+		c.add(time.Second)
+	}
+	// A launcher that died without its summary: its hold runs out
+	// in the next session, which must not list it.
+	q := "late.evil.test."
+	s := watch(r, owner, "agents", true)
+	handle(t, r, query(q, dns.TypeA))
+	r.endSessions(r.hub.remove(s))
+	c.add(time.Second)
+	next := c.now()
+	c.add(2 * time.Second)
+	r.SweepHolds()
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents", Since: next, EndHolds: true}).Denials
+	if len(d) != 0 {
+		t.Fatalf("the next session lists %+v, want nothing (late.evil.test was asked before it began)", d)
+	}
+}
+
+// TestOtherClassListedWithItsClass: a CHAOS query of an allowed name is
+// listed with its class, and is not approvable (no advice to allow it):
+// else the sandbox could plant "refused A allowed.test ... net allow
+// allowed.test --always" in the user's summary.
+func TestOtherClassListedWithItsClass(t *testing.T) {
+	r, _, _ := newApproveResolver(t, nil)
+	q := query("api.example.com.", dns.TypeTXT)
+	q.Question[0].Qclass = dns.ClassCHAOS
+	if got := r.Answer(context.Background(), allowSrc, q); got.Rcode != dns.RcodeRefused {
+		t.Fatalf("CHAOS query: %v, want REFUSED", got)
+	}
+	d := r.Control(owner, netctl.Request{Op: netctl.OpDenials, Namespace: "agents"}).Denials
+	if len(d) != 1 || d[0].Type != "CH TXT" || d[0].Approvable {
+		t.Fatalf("denials %+v, want one CH TXT of api.example.com, not approvable", d)
+	}
+	if cmd, _ := netctl.Advice(d[0], netctl.ScopeAlways, ""); cmd != "" {
+		t.Fatalf("advice %q for a CHAOS query, want none", cmd)
+	}
+}
+
+// TestListShowsOpenFlows: net list shows each flow an approval's answers
+// opened, with when it closes, and a once approval that ended stays
+// listed (scope ended) while its flows are open, until they close.
+func TestListShowsOpenFlows(t *testing.T) {
+	r, _, c := newApproveResolver(t, nil)
+	if rep := r.Control(owner, netctl.Request{Op: netctl.OpAllow, Namespace: "agents", Name: "evil.test", Scope: netctl.ScopeOnce, Ports: []string{"tcp 443"}}); rep.Error != "" {
+		t.Fatal(rep.Error)
+	}
+	rcode(r, "evil.test.", dns.TypeA)
+	closes := c.now().Add(r.PinFloor)
+	c.add(10 * time.Second) // the once approval has ended
+	list := r.Control(owner, netctl.Request{Op: netctl.OpList, Namespace: "agents"}).Allowances
+	want := netctl.Allowance{Pattern: "evil.test", Source: "approval", Scope: netctl.ScopeEnded,
+		Flows: []netctl.OpenFlow{{Addr: "203.0.113.66", Proto: "tcp", Port: 443, Until: closes}}}
+	if len(list) != 2 || !reflect.DeepEqual(list[1], want) {
+		t.Fatalf("list after the once approval ended = %+v, want its open flow last: %+v", list, want)
+	}
+	c.add(r.PinFloor)
+	if list := r.Control(owner, netctl.Request{Op: netctl.OpList, Namespace: "agents"}).Allowances; len(list) != 1 {
+		t.Fatalf("list once the flow closed = %+v, want the domain line only", list)
 	}
 }

@@ -75,10 +75,10 @@ func (r *Resolver) hold(ns *namespace, src netip.Addr, q *dns.Msg, name string, 
 	if p.Approve() != netpolicy.UserApproveAsk || !approvable(p, name) || !r.hub.askable(p.Name) {
 		return false
 	}
-	until := r.clock().Add(holdTime(p))
-	ok, isNew := r.holds.add(p.Name, name, waiter{src: src, q: q, release: release}, until)
+	now := r.clock()
+	ok, isNew := r.holds.add(p.Name, name, waiter{src: src, q: q, release: release}, now, now.Add(holdTime(p)))
 	if isNew {
-		r.hub.publish(netctl.Event{Kind: netctl.EventHeld, Time: r.clock(), Namespace: p.Name, Name: name, Type: dns.Type(q.Question[0].Qtype).String(), Until: until})
+		r.hub.publish(netctl.Event{Kind: netctl.EventHeld, Time: r.clock(), Namespace: p.Name, Name: name, Type: dns.Type(q.Question[0].Qtype).String(), Until: now.Add(holdTime(p))})
 	}
 	return ok
 }
@@ -86,10 +86,17 @@ func (r *Resolver) hold(ns *namespace, src netip.Addr, q *dns.Msg, name string, 
 // refused records a refusal: the denial log, the recent refusals, the
 // streams.
 func (r *Resolver) refused(p *netpolicy.Policy, q dns.Question) {
+	r.refusedAt(p, q, r.clock())
+}
+
+// refusedAt is refused of a query that came at at: a held one is listed
+// at the time it was asked, not when its hold ran out, so that a session
+// that began meanwhile does not list it as its own.
+func (r *Resolver) refusedAt(p *netpolicy.Policy, q dns.Question, at time.Time) {
 	r.Log.Refused(p.Name, q)
 	name := logName(strings.TrimSuffix(strings.ToLower(q.Name), "."))
-	typ := dns.Type(q.Qtype).String()
-	r.recent.add(p.Name, name, typ, r.clock())
+	typ := classType(q)
+	r.recent.add(p.Name, name, typ, at)
 	r.hub.publish(netctl.Event{Kind: netctl.EventRefused, Time: r.clock(), Namespace: p.Name, Name: name, Type: typ})
 }
 
@@ -121,8 +128,12 @@ func (r *Resolver) refuseHolds(hds []*hold) int {
 		// Each query is a refusal, as without the hold: the A and the
 		// AAAA of one lookup are two, of two types.
 		if p := r.policyOf(hd.ns); p != nil {
+			at := hd.start
+			if at.IsZero() {
+				at = r.clock()
+			}
 			for _, w := range hd.waiters {
-				r.refused(p, w.q.Question[0])
+				r.refusedAt(p, w.q.Question[0], at)
 			}
 		}
 	}
@@ -146,11 +157,12 @@ func (r *Resolver) answerHolds(ns, pattern string) int {
 // unpin takes the flows that the answers to the approvals of patterns put
 // into the approved set of ns out of it (a name approved by another
 // pattern on the same address gets its flow back at its next answer), and
-// forgets the CNAME targets their answers allowed.
-func (r *Resolver) unpin(nsName string, patterns []string) {
+// forgets the CNAME targets their answers allowed; it returns how many
+// flows it took out.
+func (r *Resolver) unpin(nsName string, patterns []string) int {
 	ns := r.namespaceOf(nsName)
 	if ns == nil || len(patterns) == 0 {
-		return
+		return 0
 	}
 	var out []nft.Flow
 	ns.mu.Lock()
@@ -172,7 +184,7 @@ func (r *Resolver) unpin(nsName string, patterns []string) {
 	}
 	ns.mu.Unlock()
 	if len(out) == 0 {
-		return
+		return 0
 	}
 	// Inside the namespace too, where the answers pinned them.
 	if r.Inside != nil {
@@ -185,6 +197,7 @@ func (r *Resolver) unpin(nsName string, patterns []string) {
 	if err := r.Pinner.UnpinFlows(ns.policy.Table, nft.ApprovedSet, out); err != nil {
 		r.logf("unpin %d flows of %s: %v", len(out), ns.policy.Table, err)
 	}
+	return len(out)
 }
 
 func containsString(list []string, s string) bool {
@@ -216,3 +229,18 @@ func (r *Resolver) policyOf(name string) *netpolicy.Policy {
 	}
 	return nil
 }
+
+// classType is q's type as the lists show it: "A", or with its class
+// before it when that is not IN ("CH TXT"), so that a CHAOS query of an
+// allowed name does not read as a refused address lookup, and gets no
+// advice to allow it (no approval answers another class).
+func classType(q dns.Question) string {
+	t := dns.Type(q.Qtype).String()
+	if q.Qclass != dns.ClassINET {
+		return dns.Class(q.Qclass).String() + " " + t
+	}
+	return t
+}
+
+// otherClass reports whether typ, a classType, is of a class other than IN.
+func otherClass(typ string) bool { return strings.Contains(typ, " ") }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
@@ -41,6 +42,9 @@ func (r *Resolver) ControlAs(uid uint32, gids []uint32, req netctl.Request) netc
 	case netctl.OpList:
 		return netctl.Reply{Allowances: r.allowances(p)}
 	case netctl.OpDenials:
+		if req.EndHolds {
+			r.refuseHolds(r.holds.takeSince(p.Name, req.Since))
+		}
 		return netctl.Reply{Denials: r.denials(p, req)}
 	case netctl.OpAllow:
 		return r.allow(uid, p, req)
@@ -106,8 +110,46 @@ func (r *Resolver) allowances(p *netpolicy.Policy) []netctl.Allowance {
 	for _, d := range p.Domains {
 		out = append(out, netctl.Allowance{Pattern: d.Pattern, Ports: d.Ports, Source: d.Source})
 	}
-	for _, ap := range r.approvals.list(p.Name, r.clock()) {
-		out = append(out, netctl.Allowance{Pattern: ap.Pattern, Ports: portStrings(ap.Ports), Source: "approval", Scope: ap.Scope, By: ap.By, Until: ap.Until})
+	now := r.clock()
+	open := r.openFlows(p.Name, now)
+	for _, ap := range r.approvals.list(p.Name, now) {
+		out = append(out, netctl.Allowance{Pattern: ap.Pattern, Ports: portStrings(ap.Ports), Source: "approval", Scope: ap.Scope, By: ap.By, Until: ap.Until, Flows: open[ap.Pattern]})
+		delete(open, ap.Pattern)
+	}
+	// Approvals that ended (a once one) while their flows are open.
+	var ended []string
+	for pattern := range open {
+		ended = append(ended, pattern)
+	}
+	slices.Sort(ended)
+	for _, pattern := range ended {
+		out = append(out, netctl.Allowance{Pattern: pattern, Source: "approval", Scope: netctl.ScopeEnded, Flows: open[pattern]})
+	}
+	return out
+}
+
+// openFlows are the flows of namespace ns still open at now, by the
+// approval pattern whose answers opened them.
+func (r *Resolver) openFlows(nsName string, now time.Time) map[string][]netctl.OpenFlow {
+	out := map[string][]netctl.OpenFlow{}
+	ns := r.namespaceOf(nsName)
+	if ns == nil {
+		return out
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for k, by := range ns.approvedBy {
+		until, ok := ns.pinned[k]
+		f, isFlow := flowOf(k.set)
+		if !ok || !isFlow || !now.Before(until) {
+			continue
+		}
+		out[by] = append(out[by], netctl.OpenFlow{Addr: k.addr.String(), Proto: f.Proto, Port: f.Port, Until: until})
+	}
+	for _, list := range out {
+		slices.SortFunc(list, func(a, b netctl.OpenFlow) int {
+			return strings.Compare(fmt.Sprintf("%s %s %05d", a.Addr, a.Proto, a.Port), fmt.Sprintf("%s %s %05d", b.Addr, b.Proto, b.Port))
+		})
 	}
 	return out
 }
@@ -115,7 +157,7 @@ func (r *Resolver) allowances(p *netpolicy.Policy) []netctl.Allowance {
 func (r *Resolver) denials(p *netpolicy.Policy, req netctl.Request) []netctl.Denial {
 	out := r.recent.since(p.Name, req.Since)
 	for i := range out {
-		out[i].Approvable = out[i].Drop == "" && approvable(p, out[i].Name)
+		out[i].Approvable = out[i].Drop == "" && !otherClass(out[i].Type) && approvable(p, out[i].Name)
 	}
 	return out
 }
@@ -195,13 +237,12 @@ func (r *Resolver) revoke(p *netpolicy.Policy, req netctl.Request) netctl.Reply 
 	if err != nil {
 		return netctl.Reply{Error: err.Error()}
 	}
-	if len(gone) == 0 && refused > 0 {
-		return netctl.Reply{}
-	}
-	if len(gone) == 0 {
+	// Its flows go whether or not the approval is still live: a once
+	// approval that ended leaves flows open until their pins run out.
+	unpinned := r.unpin(p.Name, []string{pattern})
+	if len(gone) == 0 && refused == 0 && unpinned == 0 {
 		return netctl.Reply{Error: fmt.Sprintf("no approval of %s in namespace %s (claude-sandbox net list shows them)", pattern, p.Name)}
 	}
-	r.unpin(p.Name, []string{pattern})
 	return netctl.Reply{}
 }
 

@@ -177,7 +177,8 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 // closes the connection; a session's end drops the session approvals of
 // a namespace with no other session.
 func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req netctl.Request, rep netctl.Reply) {
-	sub := &subscriber{uid: uid, gids: gids, session: req.Op == netctl.OpSession, events: make(chan netctl.Event, eventBuffer)}
+	session := req.Op == netctl.OpSession
+	sub := &subscriber{uid: uid, gids: gids, session: session, asks: !session || req.Asks, events: make(chan netctl.Event, eventBuffer)}
 	if req.Namespace == "" {
 		sub.all = true
 	} else {

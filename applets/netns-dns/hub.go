@@ -22,8 +22,10 @@ type subscriber struct {
 	nss     []string
 	all     bool
 	session bool
-	// asks: it counts as an owner who can be asked (a watch or session of
-	// an owner; root only where it named the namespace).
+	// asks: it counts as an owner who can be asked: a watch, or a session
+	// that can show a notification (Request.Asks); root only where it
+	// named the namespace.
+	asks   bool
 	events chan netctl.Event
 }
 
@@ -79,14 +81,18 @@ func (h *hub) sessionsLocked(ns string) int {
 	return n
 }
 
-// askable reports whether an owner of ns is listening: a watch or session
-// connection that streams ns by name, or a watch of every namespace by
-// one of its owners (root's watch of everything does not count: it would
+// askable reports whether an owner of ns can answer: a watch, or a
+// session that can show a notification, that streams ns by name, or a
+// watch of every namespace by one of its owners (a session that cannot
+// show one does not count: its queries would wait for nobody) (root's watch of everything does not count: it would
 // hold every namespace's queries).
 func (h *hub) askable(ns string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
+		if !s.asks {
+			continue
+		}
 		if slices.Contains(s.nss, ns) {
 			return true
 		}

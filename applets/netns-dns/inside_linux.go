@@ -19,6 +19,9 @@ import (
 type insides struct {
 	log  *DenialLog
 	logf func(string, ...any)
+	// taken, if set, runs once the socket of namespace name serves: the
+	// approved sets are emptied then (Resolver.ResetFlows).
+	taken func(name string)
 
 	takeMu sync.Mutex // one handover at a time: one nflog binding per namespace
 	mu     sync.Mutex
@@ -88,6 +91,9 @@ func (is *insides) take(s handover.Sockets) error {
 			is.logf("denial log of the drops inside %s: %v", s.Name, err)
 		}
 	}()
+	if is.taken != nil {
+		is.taken(s.Name)
+	}
 	return nil
 }
 

@@ -20,6 +20,8 @@ func (p failPinner) PinFlows(string, string, []nft.Flow, time.Duration) error { 
 
 func (p failPinner) UnpinFlows(string, string, []nft.Flow) error { return p.err }
 
+func (p failPinner) FlushFlows(string, string) error { return p.err }
+
 // TestPinInsideFirst: an allowed answer's addresses are pinned in the
 // table inside the namespace, then on the host; without the inside's
 // socket, or when that pin fails, the answer is SERVFAIL and nothing is

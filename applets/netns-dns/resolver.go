@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
 	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 )
@@ -66,6 +68,10 @@ type Pinner interface {
 	Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error
 	PinFlows(table, set string, flows []nft.Flow, timeout time.Duration) error
 	UnpinFlows(table, set string, flows []nft.Flow) error
+	// FlushFlows empties the approved set: the flows of answers netns-dns
+	// cannot attribute to an approval (pinned before it took the
+	// namespace over).
+	FlushFlows(table, set string) error
 }
 
 // Exchanger sends a query upstream.
@@ -177,6 +183,9 @@ type grant struct {
 	// ports and approved: the approval that covers the name.
 	ports    []netpolicy.Ports
 	approved string
+	// once: the approval is a once one, whose flows last the pin floor at
+	// most, whatever the answer's TTL.
+	once bool
 }
 
 func (g grant) ok() bool { return g.sets != nil || g.ports != nil }
@@ -196,6 +205,7 @@ type cnameGrant struct {
 func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 	var errs []error
 	next := map[netip.Addr]*namespace{}
+	var fresh []*namespace
 	r.mu.RLock()
 	old := map[string]*namespace{}
 	for _, ns := range r.nss {
@@ -211,12 +221,16 @@ func (r *Resolver) SetPolicies(files map[string][]byte) []error {
 		ns := old[p.Name]
 		if ns == nil || string(ns.raw) != string(raw) {
 			ns = &namespace{policy: p, raw: raw, inflight: make(chan struct{}, maxInflight), pinned: map[pinKey]time.Time{}, cnames: map[string]cnameGrant{}, approvedBy: map[pinKey]string{}}
+			fresh = append(fresh, ns)
 		}
 		next[p.Addr] = ns
 	}
 	r.mu.Lock()
 	r.nss = next
 	r.mu.Unlock()
+	for _, ns := range fresh {
+		r.flushFlows(ns)
+	}
 	return errs
 }
 
@@ -364,7 +378,7 @@ func (r *Resolver) allowed(ns *namespace, name string, now time.Time) grant {
 		g.sets = dedupe(g.sets)
 	}
 	if ap := r.approvalOf(&ns.policy, name, now); ap != nil {
-		g.ports, g.approved = ap.Ports, ap.Pattern
+		g.ports, g.approved, g.once = ap.Ports, ap.Pattern, ap.Scope == netctl.ScopeOnce
 		if g.pattern == "" {
 			g.pattern = ap.Pattern
 		}
@@ -377,7 +391,7 @@ func (r *Resolver) allowed(ns *namespace, name string, now time.Time) grant {
 	if c, ok := ns.cnames[name]; ok && now.Before(c.until) {
 		g = c.grant
 		if g.ports != nil && ns.policy.Denied(name) != "" {
-			g.ports, g.approved = nil, "" // an approval does not reach a denied name through a CNAME
+			g.ports, g.approved, g.once = nil, "", false // an approval does not reach a denied name through a CNAME
 		}
 		return g
 	}
@@ -474,7 +488,14 @@ func (r *Resolver) pinChain(ns *namespace, name string, g grant, answer []dns.RR
 		d := max(ttl+ttl/8, r.floor())
 		for _, s := range append(slices.Clone(g.sets), flowKeys(g.ports)...) {
 			k := pinKey{s, p.addr}
-			if !ns.pinned[k].Before(now.Add(max(ttl, r.floor()*7/8))) {
+			d, enough := d, max(ttl, r.floor()*7/8)
+			if _, flow := flowOf(s); flow && g.once {
+				// A once approval's flows: the floor, never the TTL (a
+				// day's TTL would keep them open a day after the
+				// approval ended, unseen in net list).
+				d, enough = r.floor(), 0
+			}
+			if !ns.pinned[k].Before(now.Add(enough)) {
 				continue // pinned long enough already
 			}
 			todo[s] = append(todo[s], p.addr)
@@ -696,4 +717,49 @@ const maxReuse = 16
 type upstreamConn struct {
 	*dns.Conn
 	uses int
+}
+
+// ResetFlows empties the approved sets of namespace name, host and
+// inside, and forgets which flows netns-dns pinned there: what netns-dns
+// does when it takes a namespace over (a new socket of the table inside,
+// from netns-setup up or guard), since a flow pinned before cannot be
+// attributed to an approval, and so could outlive its revoke or its
+// session. The flows of approvals still live come back at their name's
+// next answer.
+func (r *Resolver) ResetFlows(name string) {
+	if ns := r.namespaceOf(name); ns != nil {
+		r.flushFlows(ns)
+	}
+}
+
+func (r *Resolver) flushFlows(ns *namespace) {
+	ns.mu.Lock()
+	for k := range ns.approvedBy {
+		delete(ns.pinned, k)
+		delete(ns.approvedBy, k)
+	}
+	for k := range ns.pinned {
+		if _, ok := flowOf(k.set); ok {
+			delete(ns.pinned, k)
+		}
+	}
+	for target, c := range ns.cnames {
+		if c.approved != "" {
+			delete(ns.cnames, target)
+		}
+	}
+	ns.mu.Unlock()
+	if r.Inside != nil {
+		if in := r.Inside(ns.policy.Name, ns.policy.Generation); in != nil {
+			if err := in.FlushFlows(nft.InsideTable, nft.ApprovedSet); err != nil {
+				r.logf("empty the approved set inside %s: %v", ns.policy.Name, err)
+			}
+		}
+	}
+	if ns.policy.Table == "" || r.Pinner == nil {
+		return
+	}
+	if err := r.Pinner.FlushFlows(ns.policy.Table, nft.ApprovedSet); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.logf("empty the approved set of %s: %v", ns.policy.Table, err)
+	}
 }

@@ -51,6 +51,10 @@ type fakePinner struct {
 	calls []pinCall
 	// flows: what the approved set holds.
 	flows map[nft.Flow]bool
+	// flowTimeouts: the timeout of each flow's last PinFlows; flushes:
+	// how many FlushFlows.
+	flowTimeouts map[nft.Flow]time.Duration
+	flushes      int
 }
 
 func (p *fakePinner) Pin(table, set string, addrs []netip.Addr, timeout time.Duration) error {
@@ -66,8 +70,12 @@ func (p *fakePinner) PinFlows(table, set string, flows []nft.Flow, timeout time.
 	if p.flows == nil {
 		p.flows = map[nft.Flow]bool{}
 	}
+	if p.flowTimeouts == nil {
+		p.flowTimeouts = map[nft.Flow]time.Duration{}
+	}
 	for _, f := range flows {
 		p.flows[f] = true
+		p.flowTimeouts[f] = timeout
 	}
 	return nil
 }
@@ -78,6 +86,14 @@ func (p *fakePinner) UnpinFlows(table, set string, flows []nft.Flow) error {
 	for _, f := range flows {
 		delete(p.flows, f)
 	}
+	return nil
+}
+
+func (p *fakePinner) FlushFlows(table, set string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flushes++
+	clear(p.flows)
 	return nil
 }
 

@@ -49,7 +49,7 @@ func serve(ctx context.Context, o options, stdio multicall.Stdio) error {
 	r.Local = (&hostAddrs{bridge: o.listen.Addr()}).get
 	// The sockets of the tables inside the namespaces, which netns-setup
 	// hands over: without one, a namespace's allowed names get SERVFAIL.
-	ins := &insides{log: denials, logf: logf}
+	ins := &insides{log: denials, logf: logf, taken: r.ResetFlows}
 	r.Inside = ins.pinner
 	r.approvals.dir = o.stateDir
 	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {

@@ -65,6 +65,15 @@ type Request struct {
 	// ports of a domain line without ports.
 	Ports []string  `json:"ports,omitempty"`
 	Since time.Time `json:"since,omitempty"`
+	// Asks: the session can show its user a held name (a desktop
+	// notification). A session that cannot does not count as someone who
+	// can answer, and its namespace's queries are refused at once.
+	Asks bool `json:"asks,omitempty"`
+	// EndHolds: for OpDenials, the queries of Namespace held since Since
+	// are refused first, and so listed (the end of a session: its
+	// summary names what was still held, and the next session's does
+	// not).
+	EndHolds bool `json:"end_holds,omitempty"`
 }
 
 // Reply is the one line that answers a Request (the first line of a
@@ -92,6 +101,22 @@ type Allowance struct {
 	Scope string    `json:"scope,omitempty"`
 	By    uint32    `json:"by,omitempty"`
 	Until time.Time `json:"until,omitzero"`
+	// Flows: the flows an approval's answers opened that are still open
+	// (address, protocol, port) and when each closes; an approval that
+	// ended (scope "ended") is listed while any is.
+	Flows []OpenFlow `json:"flows,omitempty"`
+}
+
+// ScopeEnded is the scope net list shows for an approval that ended
+// while flows its answers opened are still open.
+const ScopeEnded = "ended"
+
+// OpenFlow is one flow of the approved set.
+type OpenFlow struct {
+	Addr  string    `json:"addr"`
+	Proto string    `json:"proto"`
+	Port  uint16    `json:"port"`
+	Until time.Time `json:"until"`
 }
 
 // Denial is one refused name (or dropped connection) of a namespace.

@@ -39,6 +39,11 @@ func (p *Pinner) PinFlows(table, set string, flows []Flow, timeout time.Duration
 	return errors.ErrUnsupported
 }
 
+// FlushFlows is Linux-only.
+func (p *Pinner) FlushFlows(table, set string) error {
+	return errors.ErrUnsupported
+}
+
 // UnpinFlows is Linux-only.
 func (p *Pinner) UnpinFlows(table, set string, flows []Flow) error {
 	return errors.ErrUnsupported

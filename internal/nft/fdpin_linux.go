@@ -90,6 +90,23 @@ func (p *FdPinner) UnpinFlows(table, set string, flows []Flow) error {
 	return p.transaction(table, set, flowKeys(flows), time.Second, false)
 }
 
+// FlushFlows removes every element of set of table: a DELSETELEM that
+// names no element.
+func (p *FdPinner) FlushFlows(table, set string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var body []byte
+	body = append(body, attr(unix.NFTA_SET_ELEM_LIST_TABLE, append([]byte(table), 0))...)
+	body = append(body, attr(unix.NFTA_SET_ELEM_LIST_SET, append([]byte(set), 0))...)
+	first := p.seq + 1
+	var b []byte
+	b = nlmsg(b, unix.NFNL_MSG_BATCH_BEGIN, unix.NLM_F_REQUEST, p.next(), unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES, nil)
+	seq := p.next()
+	b = nlmsg(b, unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_DELSETELEM, unix.NLM_F_REQUEST|unix.NLM_F_ACK, seq, unix.NFPROTO_INET, 0, body)
+	b = nlmsg(b, unix.NFNL_MSG_BATCH_END, unix.NLM_F_REQUEST, p.next(), unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES, nil)
+	return p.exchange(table, set, b, first, map[uint32]bool{seq: false})
+}
+
 func flowKeys(flows []Flow) [][]byte {
 	var keys [][]byte
 	for _, el := range flowElements(flows, 0) {
@@ -125,6 +142,12 @@ func (p *FdPinner) transaction(table, set string, keys [][]byte, timeout time.Du
 		b = nlmsg(b, unix.NFNL_SUBSYS_NFTABLES<<8|typ, flags, seq, unix.NFPROTO_INET, 0, setElems(table, set, keys, timeout, typ == unix.NFT_MSG_NEWSETELEM))
 	}
 	b = nlmsg(b, unix.NFNL_MSG_BATCH_END, unix.NLM_F_REQUEST, p.next(), unix.AF_UNSPEC, unix.NFNL_SUBSYS_NFTABLES, nil)
+	return p.exchange(table, set, b, first, acks)
+}
+
+// exchange sends batch b and waits for the acks (sequence numbers from
+// first on are this batch's); p.mu is held.
+func (p *FdPinner) exchange(table, set string, b []byte, first uint32, acks map[uint32]bool) error {
 	if err := unix.Sendto(p.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return os.NewSyscallError("sendto", err)
 	}

@@ -72,6 +72,12 @@ func TestApplyNamespaceMatchesNft(t *testing.T) {
 	if strings.Contains(set, "tcp . 443") || strings.Contains(set, "198.51.100.1") || !strings.Contains(set, "203.0.113.5 . udp . 3478") {
 		t.Fatalf("approved set after UnpinFlows of 203.0.113.5 tcp 443 and one not there:\n%s", set)
 	}
+	if err := p.FlushFlows(rs.Table, ApprovedSet); err != nil {
+		t.Fatalf("FlushFlows: %v", err)
+	}
+	if set = testutil.InNetns(t, ours, "nft", "list", "set", "inet", rs.Table, ApprovedSet); strings.Contains(set, "203.0.113") {
+		t.Fatalf("approved set after FlushFlows:\n%s", set)
+	}
 }
 
 // TestApplyInsideMatchesNft: the table inside a namespace applied through
@@ -146,5 +152,14 @@ func TestFdPinner(t *testing.T) {
 	set = testutil.InNetns(t, ns, "nft", "list", "set", "inet", rs.Table, ApprovedSet)
 	if strings.Contains(set, "tcp . 443") || !strings.Contains(set, "203.0.113.5 . udp . 3478 timeout 1h") {
 		t.Fatalf("approved set after PinFlows and UnpinFlows of 203.0.113.5 tcp 443:\n%s", set)
+	}
+	if err := p.FlushFlows(rs.Table, ApprovedSet); err != nil {
+		t.Fatalf("FlushFlows: %v", err)
+	}
+	if set = testutil.InNetns(t, ns, "nft", "list", "set", "inet", rs.Table, ApprovedSet); strings.Contains(set, "203.0.113") {
+		t.Fatalf("approved set after FlushFlows:\n%s", set)
+	}
+	if err := p.PinFlows(rs.Table, ApprovedSet, flows[:1], time.Hour); err != nil {
+		t.Fatalf("PinFlows after FlushFlows: %v", err)
 	}
 }

@@ -88,6 +88,14 @@ func (p *Pinner) UnpinFlows(table, set string, flows []Flow) error {
 	return p.cycle(flowSet(table, set), flowElements(flows, time.Second), false)
 }
 
+// FlushFlows removes every flow from the Flows set of table.
+func (p *Pinner) FlushFlows(table, set string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.c.FlushSet(flowSet(table, set))
+	return p.c.Flush()
+}
+
 func flowSet(table, set string) *nftables.Set {
 	return &nftables.Set{Table: &nftables.Table{Family: nftables.TableFamilyINet, Name: table}, Name: set, KeyType: flowType, Concatenation: true, HasTimeout: true}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -481,5 +482,69 @@ func TestApprovedFlowInside(t *testing.T) {
 	}
 	if set := testutil.InNetns(t, a, "nft", "list", "set", "inet", nft.InsideTable, nft.ApprovedSet); strings.Contains(set, flow) {
 		t.Errorf("the approved set inside %s still holds %s after the revoke:\n%s", a, flow, set)
+	}
+}
+
+// TestApprovedFlowsEndAfterRestart: which approval opened a flow lives in
+// netns-dns's memory, so a netns-dns that takes a namespace over (here:
+// a restart, then guard handing it the sockets) empties its approved sets.
+// Before, an always approval revoked after a restart, and a session one
+// whose session ended with the old process, left their flows open: the
+// sandbox reached the address by IP for up to the pins' timeout.
+func TestApprovedFlowsEndAfterRestart(t *testing.T) {
+	for _, scope := range []string{netctl.ScopeAlways, netctl.ScopeSession} {
+		t.Run(scope, func(t *testing.T) {
+			w := newPolicyWorld(t, approveConf, 0)
+			a := ownedNamespace(4321)
+			w.up(a)
+			c := w.dialControl()
+			if scope == netctl.ScopeSession {
+				if _, err := c.Do(netctl.Request{Op: netctl.OpSession, Namespace: a}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctl := w.dialControl()
+			if _, err := ctl.Do(netctl.Request{Op: netctl.OpAllow, Namespace: a, Name: "evil.test", Scope: scope}); err != nil {
+				t.Fatal(err)
+			}
+			ctl.Close()
+			if got := w.mustResolve(a, "evil.test"); strings.Join(got, " ") != evilIP {
+				t.Fatalf("evil.test = %v, want %s", got, evilIP)
+			}
+			if got := dial(t, a, "tcp4", evilIP+":80"); got != "ok" {
+				t.Fatalf("evil.test:80 approved: %s, want ok", got)
+			}
+			// guard hands the new netns-dns the sockets without
+			// rebuilding the tables (up would, and empty the sets).
+			guard := w.setupCmd("guard", a)
+			if err := guard.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				guard.Process.Signal(syscall.SIGTERM)
+				guard.Wait()
+			})
+			w.stopDNS()
+			c.Close() // the session ends with the old netns-dns
+			w.startDNS()
+			w.dialControl().Close()
+			rcode := ""
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if rcode, _ = w.resolve(a, "allowed.test"); rcode == "NOERROR" {
+					break
+				}
+			}
+			if rcode != "NOERROR" {
+				t.Fatalf("allowed.test after the restart under guard: %s, want NOERROR (guard hands the sockets over)", rcode)
+			}
+			if scope == netctl.ScopeAlways {
+				if rep := w.ask(0, netctl.Request{Op: netctl.OpRevoke, Namespace: a, Name: "evil.test"}); rep.Error != "" && !strings.HasPrefix(rep.Error, "no approval") {
+					t.Fatalf("revoke after the restart: %s", rep.Error)
+				}
+			}
+			if got := dial(t, a, "tcp4", evilIP+":80"); got == "ok" {
+				t.Fatalf("%s by IP after restart and %s: %s, want it unreachable", evilIP, map[string]string{netctl.ScopeAlways: "revoke", netctl.ScopeSession: "the session's end"}[scope], got)
+			}
+		})
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"testing"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil/vm"
@@ -157,6 +159,47 @@ func TestGuestBudgets(t *testing.T) {
 		}
 		if o, _ := exec.Command("pgrep", "-u", guestUser, "-x", "dash").Output(); strings.TrimSpace(string(o)) != "" {
 			t.Errorf("the bomb's shells outlive the sandbox: %q", o)
+		}
+		outsideAlive(t)
+	})
+
+	// The latency probe: the median start of /bin/true for a process of
+	// the user outside every sandbox (a scope of its manager). Under the
+	// fork bomb it stays within twice its idle value, both measured in
+	// this guest (a ratio, no absolute time).
+	latencyOutside := func(t *testing.T) time.Duration {
+		t.Helper()
+		out, err := asUser(home, "systemd-run", "--user", "--scope", "--quiet", "env", helperEnv+"=latency", "/job/test.bin", "60").Output()
+		n, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil || perr != nil || n <= 0 {
+			t.Fatalf("latency probe: %v, output %q", err, out)
+		}
+		return time.Duration(n)
+	}
+
+	t.Run("fork bomb: the user's other work keeps answering", func(t *testing.T) {
+		setConfig(t, "limit tasks 64\n")
+		idle := latencyOutside(t)
+		// bash retries a fork that fails: it keeps trying for 20 s
+		cmd := claude(`exec bash -c 'b() { b | b & }; b; exec sleep 20.5'`)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { exec.Command("pkill", "-KILL", "-u", guestUser, "-x", "-f", "sleep 20.5").Run(); cmd.Wait() }()
+		for i := 0; ; i++ {
+			o, _ := exec.Command("pgrep", "-c", "-u", guestUser, "-x", "bash").Output()
+			if n, _ := strconv.Atoi(strings.TrimSpace(string(o))); n >= 10 {
+				break
+			}
+			if i > 200 {
+				t.Fatal("the fork bomb did not start: fewer than 10 of its shells")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		busy := latencyOutside(t)
+		t.Logf("outside the sandbox: median %v idle, %v beside the bomb", idle, busy)
+		if busy > 2*idle {
+			t.Errorf("the median start of /bin/true outside took %v beside the fork bomb, %v idle: more than twice", busy, idle)
 		}
 		outsideAlive(t)
 	})

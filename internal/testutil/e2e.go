@@ -34,9 +34,12 @@ const (
 	// manager, which a cgroup v1 host (this project's CI machine) cannot
 	// give a machine; make e2e does not select it.
 	E2ECgroup2 = "cgroup2"
+	// E2EVM: tests in a guest with a real kernel, systemd as PID 1 on
+	// cgroup v2, booted with qemu (internal/testutil/vm, make e2e-vm).
+	E2EVM = "vm"
 )
 
-var e2eSuites = []string{E2EAgent, E2EUpdate, E2ESystemd, E2EBenchDNS, E2ECgroup2}
+var e2eSuites = []string{E2EAgent, E2EUpdate, E2ESystemd, E2EBenchDNS, E2ECgroup2, E2EVM}
 
 // E2EAgentPathEnv is the path of the agent binary for the E2EAgent suite:
 // a value, not a selector.

@@ -233,9 +233,6 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		if err := g.readOnlyIfInside(gitdir); err != nil {
 			return err
 		}
-		if err := g.expose(gitdir); err != nil {
-			return err
-		}
 	}
 	common := gitdir
 	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -249,7 +246,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		if err := g.readOnlyIfInside(common); err != nil {
 			return err
 		}
-		if err := g.expose(common); err != nil {
+		if err := g.exposeWorktree(dotgit, gitdir, common); err != nil {
 			return err
 		}
 	}

@@ -248,8 +248,24 @@ func TestProtectGit(t *testing.T) {
 				}
 				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
 				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = p + "/.git\n"
 			},
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, "/home/u/main/.git")}},
+		{name: "a .git file naming a git directory that does not name it back: not shown (the agent may have written it)",
+			host: func(h *fakeHost) {
+				delete(h.files, p+"/.git/index")
+				h.files[p+"/.git"] = "f"
+				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
+				for _, d := range []string{"/home/u/main", "/home/u/main/.git", "/home/u/main/.git/worktrees", "/home/u/main/.git/worktrees/p"} {
+					h.files[d] = "d"
+				}
+				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = "/home/u/elsewhere/.git\n"
+			},
+			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a linked worktree whose git directory is reached through a symlink is refused",
 			host: func(h *fakeHost) {
 				delete(h.files, p+"/.git/index")
@@ -258,9 +274,13 @@ func TestProtectGit(t *testing.T) {
 				for _, d := range []string{"/home/u/real", "/home/u/real/.git", "/home/u/real/.git/worktrees", "/home/u/real/.git/worktrees/p"} {
 					h.files[d] = "d"
 				}
+				h.files["/home/u/real/.git/worktrees/p/commondir"] = "f"
+				h.contents["/home/u/real/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/real/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/real/.git/worktrees/p/gitdir"] = p + "/.git\n"
 				h.files["/home/u/main"] = "/home/u/real"
 			},
-			err: "git directory /home/u/main/.git/worktrees/p is reached through a symlink (to /home/u/real/.git/worktrees/p): name /home/u/real/.git/worktrees/p in the .git file or commondir: the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in ~/.claude-sandbox-init"},
+			err: "git directory /home/u/main/.git is reached through a symlink (to /home/u/real/.git): name /home/u/real/.git in the .git file or commondir: the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in ~/.claude-sandbox-init"},
 		{name: "a config rw bind over the project is protected as well", config: "rw ~/projects",
 			want: []bwrap.Op{bind(bwrap.Bind, "/home/u/projects"), bind(bwrap.Bind, p), bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a config rw bind of another repository", config: "rw ~/other",

@@ -3,18 +3,44 @@ package sandbox
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
-// A project that is a linked worktree (or a submodule, or a checkout made
-// with --separate-git-dir) has its git directory, and the common directory
-// that holds its objects, refs and config, outside the project. Git inside
+// A project that is a linked worktree has its git directory
+// (COMMON/worktrees/NAME), and the common directory that holds its
+// objects, refs and config, outside the project. Git inside
 // needs both: they are bound read-only at their own paths, which the
 // sandbox otherwise does not see. Their configs are consulted as the main
 // checkout's are (gitConsult.repo), and a read-only bind leaves nothing in
 // them writable.
+
+// exposeWorktree exposes the common directory of the linked worktree whose
+// .git file is dotgit. The .git file may be the agent's (made in an earlier
+// session, or in a repository it created): what it names is shown only if
+// it is a linked worktree's git directory that names this .git file back,
+// which only a git outside the sandbox could have written there; anything
+// else (a submodule's or --separate-git-dir's git directory outside the
+// mount) stays unseen, as git inside then says.
+func (g *gitGuard) exposeWorktree(dotgit, gitdir, common string) error {
+	if dotgit == gitdir || filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
+		return nil
+	}
+	b, err := g.h.ReadFile(filepath.Join(gitdir, "gitdir"))
+	if err != nil {
+		return nil
+	}
+	back := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(back) {
+		back = filepath.Join(gitdir, back) // worktree.useRelativePaths
+	}
+	if filepath.Clean(back) != dotgit {
+		return nil
+	}
+	return g.expose(common)
+}
 
 // expose records host directory p (a git directory or common directory of
 // a work tree in the mount) to be bound read-only at its path inside when

@@ -19,7 +19,8 @@ import (
 // all of these. A repository the sandbox can write is therefore turned
 // read-only where git reads it: its .git (directory or file), the git
 // directory a .git file names and its commondir when they lie in the same
-// writable mount, every submodule's .git (git status runs git in each
+// writable mount (elsewhere they are bound read-only at their paths, so git
+// works inside a linked worktree: worktree.go), every submodule's .git (git status runs git in each
 // submodule), and the .git file of each linked worktree in the mount. Each protected path is a mount point inside, so it cannot be
 // renamed or removed either (EBUSY); the directories between the mount's
 // root and it are bound onto themselves for the same reason, so that no
@@ -81,6 +82,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		targets = append(targets, g.ro...)
 	}
 	l.appendReadOnly(base, append(targets, c.ro...))
+	l.appendExposed(c)
 	return l.useAgentGit(h, s, pp, base)
 }
 
@@ -242,6 +244,9 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		}
 		common = filepath.Clean(p)
 		if err := g.readOnlyIfInside(common); err != nil {
+			return err
+		}
+		if err := g.exposeWorktree(dotgit, gitdir, common); err != nil {
 			return err
 		}
 	}

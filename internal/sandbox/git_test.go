@@ -148,6 +148,8 @@ func TestProtectGit(t *testing.T) {
 		// want are the ops after the project's own bind (or the
 		// config's), in order.
 		want []bwrap.Op
+		// err is Build's error, if it must fail.
+		err string
 	}{
 		{name: "the repository's .git", want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "no protection for a read-only project", config: "project ro", want: nil},
@@ -229,13 +231,56 @@ func TestProtectGit(t *testing.T) {
 				bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, p+"/wt/feature/.git"),
 				bind(bwrap.ROBind, p+"/wt/feature/lib/sub/.git"), bind(bwrap.ROBind, p+"/lib/sub/.git"),
 			}},
-		{name: "a .git file naming a git directory elsewhere: not visible, nothing more",
+		{name: "a .git file naming a git directory that does not exist: nothing more",
 			host: func(h *fakeHost) {
 				delete(h.files, p+"/.git/index")
 				h.files[p+"/.git"] = "f"
 				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
 			},
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
+		{name: "a linked worktree: its common directory elsewhere visible read-only",
+			host: func(h *fakeHost) {
+				delete(h.files, p+"/.git/index")
+				h.files[p+"/.git"] = "f"
+				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
+				for _, d := range []string{"/home/u/main", "/home/u/main/.git", "/home/u/main/.git/worktrees", "/home/u/main/.git/worktrees/p"} {
+					h.files[d] = "d"
+				}
+				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = p + "/.git\n"
+			},
+			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, "/home/u/main/.git")}},
+		{name: "a .git file naming a git directory that does not name it back: not shown (the agent may have written it)",
+			host: func(h *fakeHost) {
+				delete(h.files, p+"/.git/index")
+				h.files[p+"/.git"] = "f"
+				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
+				for _, d := range []string{"/home/u/main", "/home/u/main/.git", "/home/u/main/.git/worktrees", "/home/u/main/.git/worktrees/p"} {
+					h.files[d] = "d"
+				}
+				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = "/home/u/elsewhere/.git\n"
+			},
+			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
+		{name: "a linked worktree whose git directory is reached through a symlink is refused",
+			host: func(h *fakeHost) {
+				delete(h.files, p+"/.git/index")
+				h.files[p+"/.git"] = "f"
+				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
+				for _, d := range []string{"/home/u/real", "/home/u/real/.git", "/home/u/real/.git/worktrees", "/home/u/real/.git/worktrees/p"} {
+					h.files[d] = "d"
+				}
+				h.files["/home/u/real/.git/worktrees/p/commondir"] = "f"
+				h.contents["/home/u/real/.git/worktrees/p/commondir"] = "../..\n"
+				h.files["/home/u/real/.git/worktrees/p/gitdir"] = "f"
+				h.contents["/home/u/real/.git/worktrees/p/gitdir"] = p + "/.git\n"
+				h.files["/home/u/main"] = "/home/u/real"
+			},
+			err: "git directory /home/u/main/.git is reached through a symlink (to /home/u/real/.git): name /home/u/real/.git in the .git file or commondir: the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in ~/.claude-sandbox-init"},
 		{name: "a config rw bind over the project is protected as well", config: "rw ~/projects",
 			want: []bwrap.Op{bind(bwrap.Bind, "/home/u/projects"), bind(bwrap.Bind, p), bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a config rw bind of another repository", config: "rw ~/other",
@@ -262,6 +307,12 @@ func TestProtectGit(t *testing.T) {
 			}
 			s.Config = parseConfig(t, s, tt.config)
 			l, err := Build(h, s)
+			if tt.err != "" {
+				if err == nil || err.Error() != tt.err {
+					t.Fatalf("Build error = %v, want %s", err, tt.err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,6 +38,8 @@ type gitConsult struct {
 	global []gitNamed
 	guards []*gitGuard
 	ro     []roTarget
+	// expose are git directories outside the mounts, bound read-only.
+	expose []string
 	// read are the entries of each config file read (with its
 	// includes), by host path; nil while it is being read.
 	read map[string][]gitNamed

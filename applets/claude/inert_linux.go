@@ -2,7 +2,6 @@ package claude
 
 import (
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +14,9 @@ import (
 	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
-// At exit every repository in the writable mounts that was not there at
-// start, or whose config or hooks changed, is made inert for the host's
+// At exit every repository in the writable mounts that was made during the
+// session (its .git, objects/ or refs/ born since it began), or whose
+// config or hooks changed (their change time), is made inert for the host's
 // git: its .git is renamed to .git.inert-STAMP and the HEAD of its git
 // directory (and of a bare repository) to HEAD.inert-STAMP, each with
 // renameat on a directory fd reached from the mount's root without
@@ -28,55 +28,75 @@ import (
 
 // Bounds of the exit walk: past them, what was not looked at is named.
 const (
-	maxInertEntries = 4 * sandbox.MaxGitScanEntries
-	maxInertTime    = 4 * sandbox.MaxGitScanTime
+	maxInertEntries = 8_000_000
+	maxInertTime    = 30 * time.Second
 )
 
-// gitPrints are the fingerprints of the git directories found at start.
-type gitPrints map[string]uint64
+// gitPrints is the time the session began, on the clock the kernel
+// stamps files with (CLOCK_REALTIME_COARSE): what was born or changed at
+// or after it, the sandbox may have made.
+type gitPrints struct{ sec, nsec int64 }
 
-// printGit takes the fingerprints of the start's git directories: what
-// lstat says of config, config.worktree, hooks and each entry of hooks.
-func printGit(scan *sandbox.GitScan) gitPrints {
-	p := gitPrints{}
-	if scan == nil {
-		return p
-	}
-	for _, d := range scan.Layouts {
-		fd, err := unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // not there: counts as new at exit
-		}
-		p[d] = fingerprint(fd)
-		unix.Close(fd)
-	}
-	return p
+// printGit reads the clock before the chain starts.
+func printGit(*sandbox.GitScan) gitPrints {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts)
+	return gitPrints{ts.Sec, ts.Nsec}
 }
 
-// fingerprint hashes what lstat says of the files of git directory fd
-// that name what git runs.
-func fingerprint(fd int) uint64 {
-	h := fnv.New64a()
-	st := func(dir int, name string) {
-		var s unix.Stat_t
-		if err := unix.Fstatat(dir, name, &s, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			fmt.Fprintf(h, "%s:-;", name)
-			return
-		}
-		fmt.Fprintf(h, "%s:%d:%d:%o:%d:%d.%d:%d.%d;", name, s.Dev, s.Ino, s.Mode, s.Size, s.Mtim.Sec, s.Mtim.Nsec, s.Ctim.Sec, s.Ctim.Nsec)
+// since reports whether t is at or after the session's start.
+func (g gitPrints) since(t unix.StatxTimestamp) bool {
+	return t.Sec > g.sec || (t.Sec == g.sec && int64(t.Nsec) >= g.nsec)
+}
+
+// born reports whether name in dir fd was created (its birth time, or
+// its change time where the file system keeps no birth time) during the
+// session, or cannot be told.
+func (g gitPrints) born(fd int, name string) bool {
+	var x unix.Statx_t
+	if err := unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME|unix.STATX_CTIME, &x); err != nil {
+		return true
+	}
+	if x.Mask&unix.STATX_BTIME != 0 {
+		return g.since(x.Btime)
+	}
+	return g.since(x.Ctime)
+}
+
+// changed reports whether name in dir fd changed (its change time)
+// during the session; false if it is not there.
+func (g gitPrints) changed(fd int, name string) bool {
+	var x unix.Statx_t
+	if err := unix.Statx(fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_CTIME, &x); err != nil {
+		return false
+	}
+	return g.since(x.Ctime)
+}
+
+// madeOrChanged reports whether git directory fd was made in the session
+// (objects/ or refs/ born since), or its config or hooks changed.
+func (g gitPrints) madeOrChanged(fd int) bool {
+	if g.born(fd, "objects") || g.born(fd, "refs") {
+		return true
 	}
 	for _, n := range []string{"config", "config.worktree", "commondir", "hooks"} {
-		st(fd, n)
-	}
-	if hfd, err := unix.Openat(fd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
-		f := os.NewFile(uintptr(hfd), "hooks")
-		names, _ := f.Readdirnames(-1)
-		for _, n := range names {
-			st(hfd, n)
+		if g.changed(fd, n) {
+			return true
 		}
-		f.Close()
 	}
-	return h.Sum64()
+	hfd, err := unix.Openat(fd, "hooks", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(hfd), "hooks")
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	for _, n := range names {
+		if g.changed(hfd, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // inert walks the roots of the start's scan and makes inert what it must,
@@ -88,14 +108,10 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 	}
 	x := &inerter{
 		prints:   prints,
-		gitfiles: map[string]bool{},
 		stamp:    time.Now().UTC().Format("20060102T150405Z"),
 		entries:  maxInertEntries,
 		deadline: time.Now().Add(maxInertTime),
 		w:        w,
-	}
-	for _, g := range scan.Gitfiles {
-		x.gitfiles[g] = true
 	}
 	if l.SandboxHome != "" {
 		x.always = map[string]bool{l.SandboxHome: true, filepath.Join(l.SandboxHome, ".claude"): true}
@@ -122,7 +138,6 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 
 type inerter struct {
 	prints   gitPrints
-	gitfiles map[string]bool
 	always   map[string]bool
 	stamp    string
 	entries  int
@@ -163,12 +178,12 @@ func (x *inerter) walk(fd int, p string, depth int) {
 		}
 	}
 	renamed := ""
-	if dotgit && !x.keepDotGit(p, dotgitDir) {
+	if dotgit && !x.keepDotGit(fd, p, dotgitDir) {
 		renamed = ".git.inert-" + x.stamp
 		x.renameDotGit(fd, p, renamed)
 	}
 	if head && objects && refs && (x.always[p] || !x.unchanged(fd, p)) {
-		x.renameHead(fd, p, "")
+		x.renameHead(fd, p)
 	}
 	for _, e := range ents {
 		n := e.Name()
@@ -187,24 +202,23 @@ func (x *inerter) walk(fd int, p string, depth int) {
 	}
 }
 
-// keepDotGit reports whether the .git in directory p (a directory if
-// isDir) was there at start and is left as it is.
-func (x *inerter) keepDotGit(p string, isDir bool) bool {
+// keepDotGit reports whether the .git in directory fd (host path p) is
+// left as it is: it is older than the session (a .git file: unchanged
+// since), and p is not the sandbox home's root nor its .claude.
+func (x *inerter) keepDotGit(fd int, p string, isDir bool) bool {
 	if x.always[p] {
 		return false
 	}
 	if isDir {
-		_, ok := x.prints[filepath.Join(p, ".git")]
-		return ok // whether its config and hooks changed is its own check
+		return !x.prints.born(fd, ".git")
 	}
-	return x.gitfiles[p]
+	return !x.prints.born(fd, ".git") && !x.prints.changed(fd, ".git")
 }
 
-// unchanged reports whether git directory fd (host path p) was there at
-// start with the same config and hooks.
-func (x *inerter) unchanged(fd int, p string) bool {
-	was, ok := x.prints[p]
-	return ok && fingerprint(fd) == was
+// unchanged reports whether git directory fd is older than the session,
+// with its config and hooks as they were.
+func (x *inerter) unchanged(fd int, _ string) bool {
+	return !x.prints.madeOrChanged(fd)
 }
 
 // renameDotGit renames .git in directory fd (host path p) to name and the
@@ -229,7 +243,7 @@ func (x *inerter) renameDotGit(fd int, p, name string) {
 }
 
 // renameHead renames HEAD in git directory fd (host path p).
-func (x *inerter) renameHead(fd int, p, _ string) {
+func (x *inerter) renameHead(fd int, p string) {
 	headName := "HEAD.inert-" + x.stamp
 	if err := unix.Renameat2(fd, "HEAD", fd, headName, unix.RENAME_NOREPLACE); err != nil {
 		fmt.Fprintf(x.w, "claude: git: %s: %v: cannot make it inert; do not run git in or below %s before removing it\n", qt.String(filepath.Join(p, "HEAD")), err, qt.String(p))

@@ -25,3 +25,11 @@ bench-launcher:
 fuzz-launcher:
 	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/sandboxcfg
 	$(GO) test $(TESTFLAGS) -run '^$$' -fuzz '^FuzzGitlinks$$' -fuzztime $(FUZZTIME) ./internal/sandbox
+
+# bench-nestedgit  a start in a project of 100,000 directories against the
+#                  launcher of BASE (default main): the repository scan
+.PHONY: bench-nestedgit
+BENCH += bench-nestedgit
+
+bench-nestedgit:
+	GO='$(GO)' scripts/bench-nestedgit

@@ -398,7 +398,15 @@ true`)
 		}
 	}
 	// Control: the plants are live for git run in the agent's repository
-	// as a repository, which is what the user must not do.
+	// as a repository, which is what the user must not do: the exit made
+	// it inert (its HEAD renamed), and taking that back makes it live.
+	heads, _ := filepath.Glob(filepath.Join(evil, "HEAD.inert-*"))
+	if len(heads) != 1 {
+		t.Fatalf("want the exit to have renamed %s/HEAD, got %q", evil, heads)
+	}
+	if err := os.Rename(heads[0], filepath.Join(evil, "HEAD")); err != nil {
+		t.Fatal(err)
+	}
 	ctl := s.User.Command(s.Home, "git", "--git-dir="+evil, "--work-tree="+proj, "status")
 	ctl.Env = append(ctl.Env, "GIT_CONFIG_NOSYSTEM=1")
 	cr := testutil.RunCommand(t, ctl)

@@ -102,12 +102,16 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		return err
 	}
 	defer modes.restore(stdio.Err)
+	// The repositories there now, to tell at exit what the sandbox made
+	// or changed (inert_linux.go).
+	prints := printGit(l.GitScan)
 	// The session with netns-dns, which lasts as long as the chain, and
 	// its summary once the terminal is back (netsession_linux.go).
 	notify := func() string { return findNotifySend(os.Getenv, notifyDirs) }
 	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
 	// The chain, run and waited for (run_linux.go).
 	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
+	inert(l, prints, stdio.Err)
 	updateProfile(l, in.uid) // profile_linux.go
 	sess.summary(stdio.Err)
 	return err

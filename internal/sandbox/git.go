@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
@@ -46,7 +47,7 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		roots = append(roots, root{pp.Dir, pp.Dir})
 	}
 	for _, o := range l.Plan.Ops {
-		if writableBind(o) && !(o.Src == s.SandboxHome && o.Dest == s.Home) && !(o.Src == s.Tmp && o.Dest == "/tmp") {
+		if writableBind(o) && !(o.Src == s.Tmp && o.Dest == "/tmp") {
 			roots = append(roots, root{o.Src, o.Dest})
 		}
 	}
@@ -56,17 +57,20 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 	if err := c.readGlobal(); err != nil {
 		return err
 	}
+	budget := &scanBudget{entries: MaxGitScanEntries, deadline: time.Now().Add(MaxGitScanTime), now: time.Now}
+	scan := &GitScan{}
+	var cut []string
 	for _, r := range roots {
 		if seen[r.inside] {
 			continue
 		}
 		seen[r.inside] = true
-		i, rel := l.covering(filepath.Join(r.inside, ".git"), base)
+		i, rel := l.covering(r.inside, base)
 		if i < 0 {
 			continue
 		}
 		o := l.Plan.Ops[i]
-		if !writableBind(o) || filepath.Join(o.Src, rel) != filepath.Join(r.host, ".git") {
+		if !writableBind(o) || filepath.Join(o.Src, rel) != r.host {
 			continue // not writable there, or another host path
 		}
 		g := &gitGuard{l: l, h: h, s: s, src: o.Src, dest: o.Dest, base: base, seen: map[string]bool{}, c: c}
@@ -74,13 +78,21 @@ func (l *Launch) protectGit(h Host, s Spec, pp projectPlan) error {
 		if err := g.repo(r.host, 0); err != nil {
 			return err
 		}
-		if r.host == pp.Dir {
-			if err := g.nested(r.host); err != nil {
-				return err
-			}
+		// Every repository below, at any depth (nestedgit.go).
+		w := walkRepos(h, r.host, budget)
+		if err := g.protectNested(w); err != nil {
+			return err
 		}
+		scan.Roots = append(scan.Roots, r.host)
+		scan.Layouts = append(scan.Layouts, w.layouts...)
+		scan.Gitfiles = append(scan.Gitfiles, w.gitfiles...)
+		cut = append(cut, w.cut...)
 		targets = append(targets, g.ro...)
 	}
+	if scan.Incomplete = cutNotice(cut); scan.Incomplete != "" {
+		l.Notices = append(l.Notices, scan.Incomplete)
+	}
+	l.GitScan = scan
 	l.appendReadOnly(base, append(targets, c.ro...))
 	l.appendExposed(c)
 	return l.useAgentGit(h, s, pp, base)
@@ -290,29 +302,6 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	}
 	for _, sub := range subs {
 		if err := g.submodule(wt, sub, depth); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// nested protects the repositories one level below the project dir:
-// started in a directory of checkouts (~/src), the agent could otherwise
-// write each one's .git. Whether the project is a checkout itself does not
-// matter: the agent of an earlier start there could have made its .git.
-// Not deeper: that would read every directory of a large project at each
-// start.
-func (g *gitGuard) nested(dir string) error {
-	ents, _ := g.h.ReadDir(dir)
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue // a symlink, found where it points if in the project
-		}
-		wt := filepath.Join(dir, e.Name())
-		if _, err := g.h.Lstat(filepath.Join(wt, ".git")); err != nil {
-			continue
-		}
-		if err := g.repo(wt, 0); err != nil {
 			return err
 		}
 	}

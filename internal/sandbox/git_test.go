@@ -397,8 +397,8 @@ func TestGlobQuote(t *testing.T) {
 }
 
 // TestProtectGitNested: started in a directory of checkouts, the project
-// holds other repositories; those one level down are read-only too,
-// whether or not the project has a .git. Not through a link, nor deeper.
+// holds other repositories; those below it, at any depth, are read-only
+// too, whether or not the project has a .git. Not through a link.
 func TestProtectGitNested(t *testing.T) {
 	const p = "/home/u/projects/p"
 	h := gitHost(t)
@@ -409,6 +409,10 @@ func TestProtectGitNested(t *testing.T) {
 	h.files["/home/u/projects/deep"] = "d"
 	h.files["/home/u/projects/deep/a"] = "d"
 	h.files["/home/u/projects/deep/a/.git"] = "d"
+	for _, d := range []string{"v", "v/1", "v/1/2", "v/1/2/3", "v/1/2/3/4", "v/1/2/3/4/5"} {
+		h.files["/home/u/projects/"+d] = "d"
+	}
+	h.files["/home/u/projects/v/1/2/3/4/5/.git"] = "f"
 	s := baseSpec()
 	s.Pwd = "/home/u/projects"
 	l, err := Build(h, s)
@@ -421,7 +425,9 @@ func TestProtectGitNested(t *testing.T) {
 			got = append(got, o.Src+" at "+o.Dest)
 		}
 	}
-	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/q/.git at /home/u/projects/q/.git"}
+	want := []string{p + "/.git at " + p + "/.git", "/home/u/projects/q/.git at /home/u/projects/q/.git",
+		"/home/u/projects/deep/a/.git at /home/u/projects/deep/a/.git",
+		"/home/u/projects/v/1/2/3/4/5/.git at /home/u/projects/v/1/2/3/4/5/.git"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("read-only binds (-want +got):\n%s", diff)
 	}

@@ -116,6 +116,9 @@ type Launch struct {
 	AgentGit string
 	// agentGitProject is the project whose .git it stands in for.
 	agentGitProject string
+	// GitScan is what the start found of the repositories the sandbox
+	// can write, for the exit pass (nestedgit.go); nil if none was made.
+	GitScan *GitScan
 	// Notes explain decisions in the dry run.
 	Notes []string
 	// Skipped lists optional paths that do not exist here.

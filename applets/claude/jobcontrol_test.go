@@ -540,7 +540,7 @@ func pendingSignals(pid int) string {
 func TestStopWithoutTerminalStaysInside(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	m := marker(t)
-	cmd := wrapped(s, m, `exec -a "peer-$1" sleep 600 </dev/null >/dev/null 2>&1 & peer=$!; shift; "$@"; echo "launcher exit $?"; kill $peer`,
+	cmd := wrapped(s, m, `exec -a "peer-$1" sleep 600 </dev/null >/dev/null 2>&1 & shift; "$@"; echo "launcher exit $?"`,
 		"--shell", "-c", "kill -STOP 0; echo survived")
 	// A process group of its own, which is not orphaned (its parent, the
 	// test, is in another group of the same session), so a stop of it
@@ -555,6 +555,8 @@ func TestStopWithoutTerminalStaysInside(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(-wrapper, syscall.SIGKILL) })
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// The peer lives until the test ends (the cleanup kills it), so it is
+	// found however fast the launcher is done.
 	var peer []int
 	waitFor(t, "the wrapper's peer process", func() bool { peer = findProcs("peer-" + m); return len(peer) > 0 })
 	t.Cleanup(func() { syscall.Kill(peer[0], syscall.SIGKILL) })

@@ -104,9 +104,11 @@ func TestPwdUnderNotSteered(t *testing.T) {
 	}
 }
 
-// TestCraftedGitIndexRefused: an agent makes sub/.git in the project and
-// writes a 2.6 MB version 4 index whose names grow by a byte per entry
-// (gitlinks, with the 0xfff length flag). The next start reads it before
+// TestCraftedGitIndexRefused: the project holds a nested repository
+// sub/.git whose index is a 2.6 MB version 4 index with names growing by a
+// byte per entry (gitlinks, with the 0xfff length flag), as a session
+// still running can write into a repository it made (the exit pass makes
+// those inert only when that session ends). The next start reads it before
 // any slice limit applies: it is refused, naming the file to remove,
 // instead of taking gigabytes.
 func TestCraftedGitIndexRefused(t *testing.T) {
@@ -114,11 +116,8 @@ func TestCraftedGitIndexRefused(t *testing.T) {
 	proj := filepath.Join(s.Home, "src", "x")
 	mkUserDir(t, s, filepath.Dir(proj))
 	mkUserDir(t, s, proj)
-	cmd := s.Command("--shell", "-c", "mkdir -p sub/.git && echo made")
-	cmd.Dir = proj
-	if r := testutil.RunCommand(t, cmd); r.Stdout != "made\n" {
-		t.Fatalf("first session: %v", r)
-	}
+	mkUserDir(t, s, filepath.Join(proj, "sub"))
+	mkUserDir(t, s, filepath.Join(proj, "sub", ".git"))
 	b := []byte("DIRC\x00\x00\x00\x04")
 	const n = 40000
 	b = binary.BigEndian.AppendUint32(b, n)
@@ -130,7 +129,7 @@ func TestCraftedGitIndexRefused(t *testing.T) {
 	}
 	index := filepath.Join(proj, "sub", ".git", "index")
 	writeUserFile(t, s, index, string(append(b, make([]byte, 20)...)), 0o644)
-	cmd = s.Command("--shell", "-c", "echo started")
+	cmd := s.Command("--shell", "-c", "echo started")
 	cmd.Dir = proj
 	r := testutil.RunCommand(t, cmd)
 	want := "claude: " + index + ": malformed git index: entry 4095 has a name longer than 4095 bytes: remove this file (in a repository of yours, git reset makes it anew)\n"

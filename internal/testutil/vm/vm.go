@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -32,9 +31,6 @@ const GuestEnv = "CLAUDE_SBX_VM_GUEST"
 // CacheEnv names the cache of kernel and busybox packages, default
 // /var/cache/claude-sandbox-tests/vm (outside the repository).
 const CacheEnv = "CLAUDE_SBX_VM_CACHE"
-
-//go:embed init.sh
-var initScript []byte
 
 // InGuest skips t unless it runs in the guest.
 func InGuest(t testing.TB) {
@@ -79,6 +75,9 @@ func Run(t *testing.T, o Options) {
 	}
 	if out, err := exec.Command("make", "--no-print-directory", "-C", testutil.ModuleRoot(t), "install", "DESTDIR="+root).CombinedOutput(); err != nil {
 		t.Fatalf("make install DESTDIR=%s: %v\n%s", root, err, out)
+	}
+	if err := stage(root, job); err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(job, "test.bin")
 	build := exec.Command("go", "test", "-c", "-o", bin, ".")
@@ -128,7 +127,7 @@ func kvmWorks(t *testing.T, qemu string, k kern) bool {
 	job := t.TempDir()
 	seen := false
 	boot(qemu, k, "kvm", job, 20*time.Second, func(line string) bool {
-		if strings.Contains(line, "vminit:") {
+		if strings.Contains(line, initPrefix) {
 			seen = true
 			return true
 		}
@@ -155,7 +154,7 @@ func boot(qemu string, k kern, accel, job string, timeout time.Duration, stop fu
 	args := append(acc, "-smp", "2", "-m", "1536",
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot", "-nic", "none",
 		"-kernel", k.vmlinux, "-initrd", k.initrd,
-		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 vmroot=9p vmmods="+k.modules+" norandmaps vmfast=1 systemd.show_status=auto",
+		"-append", "console=ttyS0 quiet loglevel=3 panic=-1 norandmaps systemd.show_status=auto",
 		"-fsdev", "local,id=hr,path=/,security_model=none,readonly=on,multidevs=remap",
 		"-device", "virtio-9p-pci,fsdev=hr,mount_tag=hostroot",
 		"-fsdev", "local,id=jb,path="+job+",security_model=none",
@@ -309,7 +308,7 @@ func mkInitrd(dir, dst string) error {
 		w.entry(d, 0o040755, nil)
 	}
 	w.entry("bin/busybox", 0o100755, bb)
-	w.entry("init", 0o100755, initScript)
+	w.entry("init", 0o100755, initScript(filepath.Join(dir, "kernel", "lib", "modules")))
 	for _, m := range modules {
 		b, err := os.ReadFile(filepath.Join(mods[0], m+".ko"))
 		if err != nil {

@@ -1,11 +1,16 @@
 package claude
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -100,7 +105,8 @@ func (g gitPrints) madeOrChanged(fd int) bool {
 }
 
 // inert walks the roots of the start's scan and makes inert what it must,
-// writing one line per repository to w.
+// writing one line per repository to w (sorted, so that parallel walks
+// print alike).
 func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 	scan := l.GitScan
 	if scan == nil {
@@ -109,10 +115,10 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 	x := &inerter{
 		prints:   prints,
 		stamp:    time.Now().UTC().Format("20060102T150405Z"),
-		entries:  maxInertEntries,
 		deadline: time.Now().Add(maxInertTime),
-		w:        w,
+		workers:  make(chan struct{}, inertWorkers()),
 	}
+	x.entries.Store(maxInertEntries)
 	if l.SandboxHome != "" {
 		x.always = map[string]bool{l.SandboxHome: true, filepath.Join(l.SandboxHome, ".claude"): true}
 	}
@@ -121,9 +127,15 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 		if err != nil {
 			continue // a file bound rw, or gone
 		}
-		x.walk(fd, r, 0)
+		x.walk(fd, r, 0, make([]byte, direntBuf))
+	}
+	x.wg.Wait()
+	sort.Strings(x.lines)
+	for _, line := range x.lines {
+		io.WriteString(w, line)
 	}
 	if len(x.cut) > 0 {
+		sort.Strings(x.cut)
 		names := make([]string, 0, 3)
 		for _, c := range x.cut[:min(3, len(x.cut))] {
 			names = append(names, qt.String(c))
@@ -136,45 +148,110 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 	}
 }
 
+// inertWorkers is how many subtrees the exit walk lists at once beside
+// the launcher's own goroutine: the walk is bound by the system calls per
+// directory, which run in parallel on as many CPUs.
+func inertWorkers() int { return min(runtime.NumCPU(), 8) - 1 }
+
 type inerter struct {
 	prints   gitPrints
 	always   map[string]bool
 	stamp    string
-	entries  int
+	entries  atomic.Int64
 	deadline time.Time
-	cut      []string
-	w        io.Writer
+	workers  chan struct{} // a token per walk running beside the caller's
+	wg       sync.WaitGroup
+
+	mu    sync.Mutex
+	cut   []string
+	lines []string
 }
 
-// maxInertDepth bounds the fds the walk holds open at once.
+func (x *inerter) cutAt(p string) {
+	x.mu.Lock()
+	x.cut = append(x.cut, p)
+	x.mu.Unlock()
+}
+
+func (x *inerter) say(format string, a ...any) {
+	x.mu.Lock()
+	x.lines = append(x.lines, fmt.Sprintf(format, a...))
+	x.mu.Unlock()
+}
+
+// maxInertDepth bounds the fds one walk holds open at once.
 const maxInertDepth = 512
 
-// walk looks at directory fd (host path p) and below; it closes fd.
-func (x *inerter) walk(fd int, p string, depth int) {
-	f := os.NewFile(uintptr(fd), p)
-	defer f.Close()
-	if x.entries <= 0 || time.Now().After(x.deadline) || depth > maxInertDepth {
-		x.cut = append(x.cut, p)
+// dirent is a directory entry as getdents64 gives it.
+type dirent struct {
+	name string
+	dir  bool // a directory (a symlink is never one)
+}
+
+// readDir lists directory fd with getdents64 into buf, with the entry
+// types the file system gives (an lstat where it gives none).
+func readDir(fd int, buf []byte) ([]dirent, error) {
+	var ents []dirent
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil {
+			return ents, err
+		}
+		if n <= 0 {
+			return ents, nil
+		}
+		for b := buf[:n]; len(b) >= 19; {
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				return ents, unix.EIO
+			}
+			typ, name := b[18], b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if n := string(name); n != "." && n != ".." {
+				d := dirent{name: n, dir: typ == unix.DT_DIR}
+				if typ == unix.DT_UNKNOWN {
+					var st unix.Stat_t
+					d.dir = unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+				}
+				ents = append(ents, d)
+			}
+		}
+	}
+}
+
+// direntBuf is the size of a walk's getdents buffer.
+const direntBuf = 16 << 10
+
+// walk looks at directory fd (host path p) and below, listing with buf
+// (free again once a directory is listed); it closes fd. A subdirectory
+// goes to a walk of its own when a worker token is free.
+func (x *inerter) walk(fd int, p string, depth int, buf []byte) {
+	defer unix.Close(fd)
+	if x.entries.Load() <= 0 || time.Now().After(x.deadline) || depth > maxInertDepth {
+		x.cutAt(p)
 		return
 	}
-	ents, err := f.ReadDir(-1)
+	ents, err := readDir(fd, buf)
 	if err != nil && len(ents) == 0 {
-		x.cut = append(x.cut, p)
+		x.cutAt(p)
 		return
 	}
-	x.entries -= len(ents)
+	x.entries.Add(-int64(len(ents)))
 	var head, objects, refs, dotgit bool
 	var dotgitDir bool
 	for _, e := range ents {
-		switch e.Name() {
+		switch e.name {
 		case "HEAD":
-			head = !e.IsDir()
+			head = !e.dir
 		case "objects":
-			objects = e.IsDir()
+			objects = e.dir
 		case "refs":
-			refs = e.IsDir()
+			refs = e.dir
 		case ".git":
-			dotgit, dotgitDir = true, e.IsDir()
+			dotgit, dotgitDir = true, e.dir
 		}
 	}
 	renamed := ""
@@ -186,8 +263,8 @@ func (x *inerter) walk(fd int, p string, depth int) {
 		x.renameHead(fd, p)
 	}
 	for _, e := range ents {
-		n := e.Name()
-		if !e.IsDir() {
+		n := e.name
+		if !e.dir {
 			continue // a symlink is not followed: git finds what it names where it is
 		}
 		if n == ".git" && renamed != "" {
@@ -195,10 +272,20 @@ func (x *inerter) walk(fd int, p string, depth int) {
 		}
 		cfd, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			x.cut = append(x.cut, filepath.Join(p, n))
+			x.cutAt(filepath.Join(p, n))
 			continue
 		}
-		x.walk(cfd, filepath.Join(p, n), depth+1)
+		cp := filepath.Join(p, n)
+		select {
+		case x.workers <- struct{}{}:
+			x.wg.Add(1)
+			go func() {
+				defer func() { <-x.workers; x.wg.Done() }()
+				x.walk(cfd, cp, depth+1, make([]byte, direntBuf))
+			}()
+		default:
+			x.walk(cfd, cp, depth+1, buf)
+		}
 	}
 }
 
@@ -225,7 +312,7 @@ func (x *inerter) unchanged(fd int, _ string) bool {
 // HEAD of the git directory it is, if it is one.
 func (x *inerter) renameDotGit(fd int, p, name string) {
 	if err := unix.Renameat2(fd, ".git", fd, name, unix.RENAME_NOREPLACE); err != nil {
-		fmt.Fprintf(x.w, "claude: git: %s: %v: cannot make it inert; do not run git in %s before removing it\n", qt.String(filepath.Join(p, ".git")), err, qt.String(p))
+		x.say("claude: git: %s: %v: cannot make it inert; do not run git in %s before removing it\n", qt.String(filepath.Join(p, ".git")), err, qt.String(p))
 		return
 	}
 	gd := filepath.Join(p, name)
@@ -239,16 +326,16 @@ func (x *inerter) renameDotGit(fd int, p, name string) {
 		}
 		unix.Close(gfd)
 	}
-	fmt.Fprintf(x.w, "claude: git: %s was made or changed in the sandbox; made inert for the host's git (%s); to take it back after review: %s\n", qt.String(filepath.Join(p, ".git")), what, undo)
+	x.say("claude: git: %s was made or changed in the sandbox; made inert for the host's git (%s); to take it back after review: %s\n", qt.String(filepath.Join(p, ".git")), what, undo)
 }
 
 // renameHead renames HEAD in git directory fd (host path p).
 func (x *inerter) renameHead(fd int, p string) {
 	headName := "HEAD.inert-" + x.stamp
 	if err := unix.Renameat2(fd, "HEAD", fd, headName, unix.RENAME_NOREPLACE); err != nil {
-		fmt.Fprintf(x.w, "claude: git: %s: %v: cannot make it inert; do not run git in or below %s before removing it\n", qt.String(filepath.Join(p, "HEAD")), err, qt.String(p))
+		x.say("claude: git: %s: %v: cannot make it inert; do not run git in or below %s before removing it\n", qt.String(filepath.Join(p, "HEAD")), err, qt.String(p))
 		return
 	}
-	fmt.Fprintf(x.w, "claude: git: the git directory %s was made or changed in the sandbox; made inert for the host's git (renamed HEAD to %s); to take it back after review: mv -T %s %s\n",
+	x.say("claude: git: the git directory %s was made or changed in the sandbox; made inert for the host's git (renamed HEAD to %s); to take it back after review: mv -T %s %s\n",
 		qt.String(p), headName, qt.String(filepath.Join(p, headName)), qt.String(filepath.Join(p, "HEAD")))
 }

@@ -240,44 +240,17 @@ func TestProtectGit(t *testing.T) {
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a linked worktree: its common directory elsewhere visible read-only",
 			host: func(h *fakeHost) {
-				delete(h.files, p+"/.git/index")
-				h.files[p+"/.git"] = "f"
-				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
-				for _, d := range []string{"/home/u/main", "/home/u/main/.git", "/home/u/main/.git/worktrees", "/home/u/main/.git/worktrees/p"} {
-					h.files[d] = "d"
-				}
-				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
-				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
-				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
-				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = p + "/.git\n"
+				linkedWorktree(h, p, "/home/u/main", p + "/.git\n")
 			},
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, "/home/u/main/.git")}},
 		{name: "a .git file naming a git directory that does not name it back: not shown (the agent may have written it)",
 			host: func(h *fakeHost) {
-				delete(h.files, p+"/.git/index")
-				h.files[p+"/.git"] = "f"
-				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
-				for _, d := range []string{"/home/u/main", "/home/u/main/.git", "/home/u/main/.git/worktrees", "/home/u/main/.git/worktrees/p"} {
-					h.files[d] = "d"
-				}
-				h.files["/home/u/main/.git/worktrees/p/commondir"] = "f"
-				h.contents["/home/u/main/.git/worktrees/p/commondir"] = "../..\n"
-				h.files["/home/u/main/.git/worktrees/p/gitdir"] = "f"
-				h.contents["/home/u/main/.git/worktrees/p/gitdir"] = "/home/u/elsewhere/.git\n"
+				linkedWorktree(h, p, "/home/u/main", "/home/u/elsewhere/.git\n")
 			},
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a linked worktree whose git directory is reached through a symlink is refused",
 			host: func(h *fakeHost) {
-				delete(h.files, p+"/.git/index")
-				h.files[p+"/.git"] = "f"
-				h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
-				for _, d := range []string{"/home/u/real", "/home/u/real/.git", "/home/u/real/.git/worktrees", "/home/u/real/.git/worktrees/p"} {
-					h.files[d] = "d"
-				}
-				h.files["/home/u/real/.git/worktrees/p/commondir"] = "f"
-				h.contents["/home/u/real/.git/worktrees/p/commondir"] = "../..\n"
-				h.files["/home/u/real/.git/worktrees/p/gitdir"] = "f"
-				h.contents["/home/u/real/.git/worktrees/p/gitdir"] = p + "/.git\n"
+				linkedWorktree(h, p, "/home/u/real", p + "/.git\n")
 				h.files["/home/u/main"] = "/home/u/real"
 			},
 			err: "git directory /home/u/main/.git is reached through a symlink (to /home/u/real/.git): name /home/u/real/.git in the .git file or commondir: the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in ~/.claude-sandbox-init"},
@@ -494,4 +467,22 @@ func (m *runtimeMem) read() {
 	var s runtime.MemStats
 	runtime.ReadMemStats(&s)
 	m.total = s.TotalAlloc
+}
+
+// linkedWorktree makes project p, in fake host h, a linked worktree
+// whose .git file names /home/u/main/.git/worktrees/p, with that
+// directory made in the repository at main (commondir ../.., gitdir
+// holding gitdir).
+func linkedWorktree(h *fakeHost, p, main, gitdir string) {
+	delete(h.files, p+"/.git/index")
+	h.files[p+"/.git"] = "f"
+	h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
+	wt := main + "/.git/worktrees/p"
+	for _, d := range []string{main, main + "/.git", main + "/.git/worktrees", wt} {
+		h.files[d] = "d"
+	}
+	h.files[wt+"/commondir"] = "f"
+	h.contents[wt+"/commondir"] = "../..\n"
+	h.files[wt+"/gitdir"] = "f"
+	h.contents[wt+"/gitdir"] = gitdir
 }

@@ -555,11 +555,7 @@ func TestBuildEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	for _, kv := range l.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := envMap(l.Env)
 	want := map[string]string{
 		"PATH": "/opt/claude/bin:/usr/bin:/bin:/usr/sbin:/sbin", "XDG_DATA_DIRS": "/usr/share",
 		"DISABLE_UPDATES": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_INSTALLATION_CHECKS": "1",
@@ -617,11 +613,7 @@ func TestChainEnvScrubbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{}
-	for _, kv := range l.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := envMap(l.Env)
 	for _, k := range []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "GCONV_PATH", "MALLOC_TRACE", "GLIBC_TUNABLES", "LOCPATH", "NLSPATH", "TZDIR", "EDITOR", "ANTHROPIC_API_KEY"} {
 		if v, ok := env[k]; ok {
 			t.Errorf("chain env has %s=%q", k, v)
@@ -661,4 +653,14 @@ func TestLoaderVar(t *testing.T) {
 			t.Errorf("LoaderVar(%q) = %v, want %v", name, got, want)
 		}
 	}
+}
+
+// envMap is environ as a map of name to value.
+func envMap(environ []string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
 }

@@ -51,11 +51,7 @@ func TestTokenVarsRemoved(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := map[string]string{}
-			for _, kv := range l.Env {
-				k, v, _ := strings.Cut(kv, "=")
-				env[k] = v
-			}
+			env := envMap(l.Env)
 			keep := map[string]bool{}
 			for _, k := range tt.kept {
 				keep[k] = true

@@ -240,7 +240,7 @@ func TestProtectGit(t *testing.T) {
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a linked worktree: its common directory elsewhere visible read-only",
 			host: func(h *fakeHost) {
-				linkedWorktree(h, p, "/home/u/main", p + "/.git\n")
+				linkedWorktree(h, p, "/home/u/main", p+"/.git\n")
 			},
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git"), bind(bwrap.ROBind, "/home/u/main/.git")}},
 		{name: "a .git file naming a git directory that does not name it back: not shown (the agent may have written it)",
@@ -250,7 +250,7 @@ func TestProtectGit(t *testing.T) {
 			want: []bwrap.Op{bind(bwrap.ROBind, p+"/.git")}},
 		{name: "a linked worktree whose git directory is reached through a symlink is refused",
 			host: func(h *fakeHost) {
-				linkedWorktree(h, p, "/home/u/real", p + "/.git\n")
+				linkedWorktree(h, p, "/home/u/real", p+"/.git\n")
 				h.files["/home/u/main"] = "/home/u/real"
 			},
 			err: "git directory /home/u/main/.git is reached through a symlink (to /home/u/real/.git): name /home/u/real/.git in the .git file or commondir: the sandbox cannot keep git from running what the agent writes; fix it or add `project ro` (or drop the rw bind) in ~/.claude-sandbox-init"},

@@ -26,9 +26,14 @@ import (
 // notice; a repository there is not read-only inside, and the exit pass,
 // which needs nothing from the start scan, makes it inert if the session
 // made it or changed its config or hooks.
+// The time bound applies only once MinGitScanDirs directories have been
+// listed: a small tree is always covered whole, however loaded the machine
+// (a start descheduled for longer than the bound would otherwise leave its
+// few repositories writable, and say so).
 const (
 	MaxGitScanEntries = 200_000
 	MaxGitScanTime    = 8 * time.Millisecond
+	MinGitScanDirs    = 256
 )
 
 // GitScan is what the start scan found and where the exit pass looks.
@@ -57,6 +62,7 @@ type repoWalk struct {
 // scanBudget is shared by the walks of one start.
 type scanBudget struct {
 	entries  int
+	dirs     int // listed so far
 	deadline time.Time
 	now      func() time.Time
 }
@@ -69,7 +75,7 @@ func walkRepos(h Host, root string, b *scanBudget) repoWalk {
 	var w repoWalk
 	queue := []string{root}
 	for len(queue) > 0 {
-		if b.entries <= 0 || b.now().After(b.deadline) {
+		if b.entries <= 0 || b.dirs >= MinGitScanDirs && b.now().After(b.deadline) {
 			w.cut = append(w.cut, queue...)
 			return w
 		}
@@ -84,6 +90,7 @@ func walkRepos(h Host, root string, b *scanBudget) repoWalk {
 			continue
 		}
 		b.entries -= len(ents)
+		b.dirs++
 		var head, objects, refs bool
 		for _, e := range ents {
 			switch n := e.Name(); {

@@ -205,6 +205,65 @@ func TestGuestBudgets(t *testing.T) {
 	})
 }
 
+// TestGuestTwoSandboxesOneSlice: two sandboxes of the same user, of two
+// projects, in agent.slice: a CPU hog in one (four spinning shells under
+// limit cpu 50%) leaves the other's latency probe, run inside it, within
+// twice its value with the first sandbox idle.
+func TestGuestTwoSandboxesOneSlice(t *testing.T) {
+	vm.InGuest(t)
+	home := "/home/" + guestUser
+	// TestGuestBudgets made the user, its manager and the fake agent.
+	if _, err := os.Stat("/opt/claude/bin/claude"); err != nil {
+		t.Fatalf("runs after TestGuestBudgets, which sets the guest up: %v", err)
+	}
+	config := "limit cpu 50%\nlimit tasks 64\n"
+	if os.Getenv(noLimitsEnv) == "1" {
+		config = ""
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude-sandbox-init"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	projA, projB := filepath.Join(home, "hog"), filepath.Join(home, "probe")
+	run(t, "runuser", "-u", guestUser, "--", "sh", "-c", "mkdir -p "+projA+" "+projB+" && cp /job/test.bin "+projB+"/probe")
+	probe := func(t *testing.T) time.Duration {
+		t.Helper()
+		cmd := asUser(projB, "claude", "--sandbox-network=host", "--shell", "-c", "exec env "+helperEnv+"=latency ./probe 60")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		n, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil || perr != nil || n <= 0 {
+			t.Fatalf("latency probe in the second sandbox: %v, output %q, stderr %q", err, out, stderr.String())
+		}
+		return time.Duration(n)
+	}
+	idle := probe(t)
+	hog := asUser(projA, "claude", "--sandbox-network=host", "--shell", "-c", `for i in 1 2 3 4; do sh -c 'while :; do :; done' & done; exec sleep 31.4`)
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		exec.Command("pkill", "-KILL", "-u", guestUser, "-x", "-f", "sleep 31.4").Run()
+		exec.Command("pkill", "-KILL", "-u", guestUser, "-f", "while :; do :; done").Run()
+		hog.Wait()
+	}()
+	for i := 0; ; i++ {
+		o, _ := exec.Command("pgrep", "-c", "-u", guestUser, "-f", "while :; do :; done").Output()
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(o))); n >= 4 {
+			break
+		}
+		if i > 200 {
+			t.Fatal("the hog did not start: fewer than 4 spinning shells")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	busy := probe(t)
+	t.Logf("in the second sandbox: median start of /bin/true %v with the first idle, %v beside its hog", idle, busy)
+	if busy > 2*idle {
+		t.Errorf("the median start of /bin/true in the second sandbox took %v beside the first's CPU hog, %v idle: more than twice", busy, idle)
+	}
+}
+
 func exitCode(err error) int {
 	if err == nil {
 		return 0

@@ -42,8 +42,8 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 	if bw == "" {
 		return fmt.Errorf("smoke test of %s: no bwrap in %s: install bubblewrap; the new binary runs only inside it", v, strings.Join(bwrapPaths, ", "))
 	}
-	if err := probeBwrap(ctx, bw, f); err != nil {
-		return fmt.Errorf("smoke test of %s: %w", v, err)
+	if err := probeBwrap(ctx, bw, f, v); err != nil {
+		return err
 	}
 	out, stderr, err := runSmoke(ctx, bw, f, "/proc/self/fd/3", "--version")
 	if ctx.Err() == context.DeadlineExceeded {
@@ -72,7 +72,7 @@ var probeCommand = "/usr/bin/true"
 // probeBwrap runs the smoke test's bwrap command line with probeCommand as
 // the command: a failure is bwrap's own (or the host's), never the
 // binary's, and the binary is then not run at all.
-func probeBwrap(ctx context.Context, bw string, f *os.File) error {
+func probeBwrap(ctx context.Context, bw string, f *os.File, v release.Version) error {
 	out, stderr, err := runSmoke(ctx, bw, f, probeCommand)
 	if err == nil {
 		return nil
@@ -84,9 +84,9 @@ func probeBwrap(ctx context.Context, bw string, f *os.File) error {
 	if msg != "" {
 		msg = ": " + quote.String(msg)
 	}
-	return fmt.Errorf("bwrap cannot set up here (%s with %s: %v%s): allow unprivileged user namespaces "+
+	return fmt.Errorf("smoke test of %s: bwrap cannot set up here (%s with %s: %v%s): allow unprivileged user namespaces "+
 		"(sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or an AppArmor "+
-		"profile that lets %s use them); the new binary runs only inside bwrap", bw, probeCommand, err, msg, bw)
+		"profile that lets %s use them); the new binary runs only inside bwrap", v, bw, probeCommand, err, msg, bw)
 }
 
 // runSmoke runs argv (argv[0] a path inside the sandbox) confined in bwrap

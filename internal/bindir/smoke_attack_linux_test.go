@@ -87,7 +87,7 @@ func runProbe(path string, args ...string) (string, error) {
 		return "", fmt.Errorf("no bwrap")
 	}
 	ctx := context.Background()
-	if err := probeBwrap(ctx, bw, f); err != nil {
+	if err := probeBwrap(ctx, bw, f, v1("2.1.5")); err != nil {
 		return "", err
 	}
 	out, stderr, err := runSmoke(ctx, bw, f, append([]string{"/proc/self/fd/3"}, args...)...)

@@ -3,10 +3,12 @@ package bindir
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -75,5 +77,38 @@ func TestSmokeUntrustedBwrap(t *testing.T) {
 	want := "bwrap " + fake + " is unsafe for root: " + fake + " is writable by group or others (-rwxrwxrwx): root reads only what root owns and only root can write; skipped"
 	if strings.Join(lines, "\n") != want {
 		t.Errorf("lines = %q, want %q", lines, want)
+	}
+}
+
+// fakeInfo is an fs.FileInfo of a mode only.
+type fakeInfo struct{ mode fs.FileMode }
+
+func (f fakeInfo) Name() string       { return "" }
+func (f fakeInfo) Size() int64        { return 0 }
+func (f fakeInfo) Mode() fs.FileMode  { return f.mode }
+func (f fakeInfo) ModTime() time.Time { return time.Time{} }
+func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeInfo) Sys() any           { return nil }
+
+// TestSmokeArgs: on a merged /usr, /bin, /sbin and /lib* are made as the
+// same symlinks, a missing one is left out, and nothing else of the host
+// is bound but /usr and the few /etc files.
+func TestSmokeArgs(t *testing.T) {
+	host := map[string]fs.FileMode{"/usr": fs.ModeDir, "/bin": fs.ModeSymlink, "/sbin": fs.ModeSymlink, "/lib": fs.ModeSymlink, "/lib64": fs.ModeSymlink}
+	lstat := func(p string) (fs.FileInfo, error) {
+		if m, ok := host[p]; ok {
+			return fakeInfo{m}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	readlink := func(p string) (string, error) { return "usr" + p, nil }
+	got := strings.Join(smokeArgs("/usr/bin/bwrap", 5, lstat, readlink), " ")
+	want := "/usr/bin/bwrap --unshare-all --unshare-user --die-with-parent --new-session --clearenv " +
+		"--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --symlink usr/lib64 /lib64 " +
+		"--ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --ro-bind-try /etc/passwd /etc/passwd --ro-bind-try /etc/group /etc/group " +
+		"--ro-bind-try /etc/nsswitch.conf /etc/nsswitch.conf --ro-bind-try /etc/hosts /etc/hosts " +
+		"--proc /proc --dev /dev --tmpfs /tmp --remount-ro / --chdir / --seccomp 5 --"
+	if got != want {
+		t.Errorf("smokeArgs() =\n%s\nwant\n%s", got, want)
 	}
 }

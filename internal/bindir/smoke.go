@@ -65,6 +65,9 @@ func (d *Dir) Smoke(ctx context.Context, f *os.File, v release.Version) error {
 	return nil
 }
 
+// bwrapPaths are where the smoke test looks for bwrap (never PATH).
+var bwrapPaths = []string{"/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"}
+
 // probeCommand is the trusted program the probe runs in the binary's
 // place: it only exits 0.
 var probeCommand = "/usr/bin/true"

@@ -98,9 +98,6 @@ func confineThread(root bool, cmd *exec.Cmd) error {
 	return cmd.Start() // bwrap applies the filter
 }
 
-// bwrapPaths are where the smoke test looks for bwrap (never PATH).
-var bwrapPaths = []string{"/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"}
-
 // findBwrap returns the first bwrap of bwrapPaths, as root only one that
 // passes CheckTrustedFile (one that does not is skipped with a line), or "".
 func (d *Dir) findBwrap() string {

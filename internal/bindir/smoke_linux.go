@@ -52,6 +52,19 @@ func startConfined(cmd *exec.Cmd, bwrap string) (release func(), err error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}},
 		}
+	} else {
+		// bwrap reports the command's exit as soon as its PID 1 inside
+		// says it, before the kernel has ended that PID namespace. Run
+		// bwrap as PID 1 of a PID namespace of our own (in a user
+		// namespace mapping only our ids, as root needs none): when it
+		// exits the kernel kills and reaps every process in it, nested
+		// namespaces included, before Wait returns.
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
+		}
 	}
 	// os checks once, with a fork of its own, that pidfds work; done on
 	// the confined thread, that fork would be the new PID namespace's

@@ -471,6 +471,27 @@ func TestFailures(t *testing.T) {
 			},
 		},
 		{
+			// In bwrap's user namespace it says what bwrap says when it
+			// cannot set up; outside bwrap it would pass. It must never
+			// get that second run.
+			name: "smoke test binary fakes a bwrap failure",
+			setup: func(f *fixture) {
+				r := f.newRel("2.1.100")
+				r.bin = script(`read -r a b c </proc/self/uid_map
+if [ "$c" = 4294967295 ]; then
+	echo '2.1.100 (Claude Code)'
+	exit 0
+fi
+echo 'bwrap: Creating new namespace failed: Operation not permitted' >&2
+exit 1`, agentSize)
+				r.builds["linux-x64"] = r.bin
+				f.publish(r)
+			},
+			want: func(f *fixture) string {
+				return "smoke test of 2.1.100 failed: --version: exit status 1: bwrap: Creating new namespace failed: Operation not permitted"
+			},
+		},
+		{
 			name: "smoke test crashes",
 			setup: func(f *fixture) {
 				r := f.newRel("2.1.100")

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -25,6 +26,14 @@ const maxControlConns = 64
 // bound per uid alone would not bound netns-dns's files and memory. Such
 // a connection can only learn that it owns nothing.
 const maxStrangerConns = 16
+
+// controlIdle is how long a connection may say nothing (no request, or a
+// reply not read) before it is closed: idle connections would otherwise
+// hold the bounds above and lock other users out. A stream (watch,
+// session) of an owner is exempt once its reply is sent; one of a user
+// who owns no namespace is closed after controlIdle, unless the user owns
+// one by then. A variable for tests.
+var controlIdle = 5 * time.Second
 
 // strangers is the key of the connections of users who own no namespace
 // (no uid: -1 is none).
@@ -153,30 +162,41 @@ func (s *controlServer) serveConn(c *net.UnixConn) {
 		conn.Send(netctl.Reply{Error: fmt.Sprintf("uid %d has %d control connections open already: close some", uid, maxControlConns)})
 		return
 	}
-	defer s.leave(key)
+	defer func() { s.leave(key) }() // key changes if a stranger comes to own a namespace
 	for {
 		var req netctl.Request
+		c.SetReadDeadline(time.Now().Add(controlIdle))
 		if err := conn.Recv(&req); err != nil {
-			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				c.SetWriteDeadline(time.Now().Add(controlIdle))
+				conn.Send(netctl.Reply{Error: fmt.Sprintf("no request for %v: connection closed", controlIdle)})
+			case !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF):
+				c.SetWriteDeadline(time.Now().Add(controlIdle))
 				conn.Send(netctl.Reply{Error: fmt.Sprintf("bad request: %v: send one JSON object a line", err)})
 			}
 			return
 		}
 		rep := s.r.ControlAs(uid, gids, req)
 		if rep.Error == "" && (req.Op == netctl.OpWatch || req.Op == netctl.OpSession) {
-			s.stream(conn, uid, gids, req, rep)
+			c.SetReadDeadline(time.Time{})
+			s.stream(conn, uid, gids, req, rep, &key)
 			return
 		}
+		c.SetWriteDeadline(time.Now().Add(controlIdle))
 		if err := conn.Send(rep); err != nil {
 			return
 		}
+		c.SetWriteDeadline(time.Time{})
 	}
 }
 
 // stream sends rep and then the events of its namespaces until the client
 // closes the connection; a session's end drops the session approvals of
-// a namespace with no other session.
-func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req netctl.Request, rep netctl.Reply) {
+// a namespace with no other session. A stream counted among the strangers'
+// connections (*key) ends after controlIdle unless its user owns a
+// namespace by then; it then counts as that user's (*key becomes uid).
+func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req netctl.Request, rep netctl.Reply, key *uint32) {
 	session := req.Op == netctl.OpSession
 	sub := &subscriber{uid: uid, gids: gids, session: session, asks: !session || req.Asks, events: make(chan netctl.Event, eventBuffer)}
 	if req.Namespace == "" {
@@ -196,10 +216,28 @@ func (s *controlServer) stream(conn *netctl.Conn, uid uint32, gids []uint32, req
 		io.Copy(io.Discard, conn.Raw()) // until the client closes
 		close(done)
 	}()
+	var idle <-chan time.Time
+	if *key == strangers {
+		t := time.NewTimer(controlIdle)
+		defer t.Stop()
+		idle = t.C
+	}
 	for {
 		select {
 		case <-done:
 			return
+		case <-idle:
+			idle = nil
+			if s.r.Refresh != nil {
+				s.r.Refresh()
+			}
+			if len(s.r.owned(uid, gids)) == 0 || !s.enter(uid, maxControlConns) {
+				conn.Raw().SetWriteDeadline(time.Now().Add(controlIdle))
+				conn.Send(netctl.Reply{Error: fmt.Sprintf("uid %d owns no namespace: stream closed after %v; watch again once one is up", uid, controlIdle)})
+				return
+			}
+			s.leave(strangers)
+			*key = uid
 		case e := <-sub.events:
 			if err := conn.Send(e); err != nil {
 				return

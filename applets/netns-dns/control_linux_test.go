@@ -2,6 +2,7 @@ package netnsdns
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -139,4 +141,60 @@ func serveControl(t *testing.T, r *Resolver, path string) {
 	s := &controlServer{r: r, ln: ln, logf: t.Logf}
 	go s.serve()
 	t.Cleanup(func() { ln.Close() })
+}
+
+// TestIdleControlConnectionsClosed performs the attack: a user who owns no
+// namespace opens the 16 control connections that all such users share and
+// says nothing on them (or holds them as watch streams, which send nothing
+// either); another such user's `net list` (its owned request) was then
+// refused for as long as they stayed open. Connections that say nothing
+// for controlIdle are closed, streams of a user who owns nothing too, and
+// the second user gets in.
+func TestIdleControlConnectionsClosed(t *testing.T) {
+	testutil.RequireRoot(t)
+	old := controlIdle
+	controlIdle = 50 * time.Millisecond
+	defer func() { controlIdle = old }()
+	for _, tt := range []struct {
+		name string
+		req  *netctl.Request // sent first, nil for none
+		want string          // the line before the close
+	}{
+		{"silent", nil, `{"error":"no request for 50ms: connection closed"}`},
+		{"watch", &netctl.Request{Op: netctl.OpWatch}, `{"error":"uid 100000 owns no namespace: stream closed after 50ms; watch again once one is up"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _, _ := newApproveResolver(t, nil)
+			top := t.TempDir()
+			for _, d := range []string{filepath.Dir(top), top} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(top, "run", "control.sock")
+			serveControl(t, r, path)
+			var idle []*netctl.Conn
+			for range maxStrangerConns {
+				c := dialAs(t, path, 100000)
+				if tt.req != nil {
+					if _, err := c.Do(*tt.req); err != nil {
+						t.Fatal(err)
+					}
+				}
+				idle = append(idle, c)
+			}
+			for i, c := range idle {
+				// Not a threshold: only so that a connection never closed
+				// fails the test rather than hangs it.
+				c.Raw().SetReadDeadline(time.Now().Add(time.Minute))
+				got, err := io.ReadAll(c.Raw()) // until netns-dns closes it
+				if err != nil || strings.TrimSpace(string(got)) != tt.want {
+					t.Fatalf("idle connection %d: read %q, %v; want %s, then the close", i, got, err, tt.want)
+				}
+			}
+			if _, err := dialAs(t, path, 100001).Do(netctl.Request{Op: netctl.OpOwned}); err != nil {
+				t.Fatalf("another user who owns no namespace, after %d idle connections: %v", maxStrangerConns, err)
+			}
+		})
+	}
 }

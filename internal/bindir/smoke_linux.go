@@ -1,16 +1,15 @@
 package bindir
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
 	"runtime"
 	"strconv"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -20,42 +19,51 @@ import (
 // smokeUser is who the smoke test runs as when claude-update is root.
 const smokeUser = "nobody"
 
-// startConfined starts cmd confined: no_new_privs and the launcher's
-// default seccomp filter always; as root also an unprivileged uid and gid
-// (nobody) with no supplementary groups, hence no capabilities, an empty
-// capability bounding set, and new network, PID, IPC and UTS namespaces.
+// startConfined starts cmd in bwrap (its path), confined: bwrap's
+// namespaces, root and the seccomp filter (smokeArgs); no_new_privs always;
+// as root also an unprivileged uid and gid (nobody) with no supplementary
+// groups, hence no capabilities, an empty capability bounding set, and new
+// network, PID, IPC and UTS namespaces around bwrap itself. cmd.Path is
+// replaced by bwrap and cmd.Args become bwrap's, followed by the command.
 //
-// The namespaces, bounding set, no_new_privs and filter are set on a
-// thread of our own, from which the child is forked and inherits them;
-// that thread stays locked and ends with its goroutine, so nothing else of
-// this process ever runs on it (the Go runtime does not start threads from
-// a locked one). If any step fails, nothing is started.
-//
-// With bwrap (its path, "" for none), cmd runs in bwrap, which sets up its
-// own namespaces (user namespace included, which the filter would refuse)
-// and applies the filter itself (--seccomp); the thread then gets no filter.
-func startConfined(cmd *exec.Cmd, bwrap string) error {
-	filter, err := seccomp.Build(seccomp.Options{})
+// The namespaces, bounding set and no_new_privs are set on a thread of our
+// own, from which the child is forked and inherits them; that thread stays
+// locked, and alive until release is called (bwrap --die-with-parent
+// counts the thread that forked it as its parent), then ends with its
+// goroutine, so nothing else of this process ever runs on it (the Go
+// runtime does not start threads from a locked one). If any step fails,
+// nothing is started. Call release after cmd.Wait.
+func startConfined(cmd *exec.Cmd, bwrap string) (release func(), err error) {
+	filter, err := seccomp.Build(seccomp.Options{NoLocalSockets: true})
 	if err != nil {
-		return fmt.Errorf("smoke test: seccomp filter: %w", err)
+		return nil, fmt.Errorf("smoke test: seccomp filter: %w", err)
 	}
-	prog := sockFilters(filter.Bytes())
-	if bwrap != "" {
-		mf, err := memfd("seccomp", filter.Bytes())
-		if err != nil {
-			return fmt.Errorf("smoke test: %w", err)
-		}
-		defer mf.Close()
-		cmd.ExtraFiles = append(cmd.ExtraFiles, mf)
-		cmd.Path = bwrap
-		cmd.Args = append(bwrapArgs(bwrap, 2+len(cmd.ExtraFiles)), cmd.Args...)
-		prog = nil
+	mf, err := memfd("seccomp", filter.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("smoke test: %w", err)
 	}
+	defer mf.Close()
+	cmd.ExtraFiles = append(cmd.ExtraFiles, mf)
+	cmd.Path = bwrap
+	cmd.Args = append(smokeArgs(bwrap, 2+len(cmd.ExtraFiles), os.Lstat, os.Readlink), cmd.Args...)
 	root := os.Geteuid() == 0
 	if root {
 		uid, gid := smokeIDs()
 		cmd.SysProcAttr = &syscall.SysProcAttr{
 			Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}},
+		}
+	} else {
+		// bwrap reports the command's exit as soon as its PID 1 inside
+		// says it, before the kernel has ended that PID namespace. Run
+		// bwrap as PID 1 of a PID namespace of our own (in a user
+		// namespace mapping only our ids, as root needs none): when it
+		// exits the kernel kills and reaps every process in it, nested
+		// namespaces included, before Wait returns.
+		uid, gid := os.Getuid(), os.Getgid()
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		}
 	}
 	// os checks once, with a fork of its own, that pidfds work; done on
@@ -66,17 +74,23 @@ func startConfined(cmd *exec.Cmd, bwrap string) error {
 		p.Release()
 	}
 	errc := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
 		// Preconditions: this goroutine never unlocks its thread; the
-		// thread exits with it, taking the namespaces and the filter.
+		// thread exits with it, taking the namespaces.
 		runtime.LockOSThread()
-		errc <- confineThread(root, prog, cmd)
+		errc <- confineThread(root, cmd)
+		<-done
 	}()
-	return <-errc
+	if err := <-errc; err != nil {
+		close(done)
+		return nil, err
+	}
+	return func() { close(done) }, nil
 }
 
 // confineThread confines the calling thread and starts cmd from it.
-func confineThread(root bool, prog []unix.SockFilter, cmd *exec.Cmd) error {
+func confineThread(root bool, cmd *exec.Cmd) error {
 	if root {
 		const ns = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
 		if err := unix.Unshare(ns); err != nil {
@@ -94,19 +108,8 @@ func confineThread(root bool, prog []unix.SockFilter, cmd *exec.Cmd) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("smoke test: %w", os.NewSyscallError("prctl no_new_privs", err))
 	}
-	if prog == nil {
-		return cmd.Start() // bwrap applies the filter
-	}
-	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("smoke test: %w", os.NewSyscallError("prctl seccomp", err))
-	}
-	runtime.KeepAlive(prog)
-	return cmd.Start()
+	return cmd.Start() // bwrap applies the filter
 }
-
-// bwrapPaths are where the smoke test looks for bwrap (never PATH).
-var bwrapPaths = []string{"/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap"}
 
 // findBwrap returns the first bwrap of bwrapPaths, as root only one that
 // passes CheckTrustedFile (one that does not is skipped with a line), or "".
@@ -126,16 +129,42 @@ func (d *Dir) findBwrap() string {
 	return ""
 }
 
-// bwrapArgs is bwrap's command line up to the command: every namespace,
-// / read-only, fresh /proc, /dev and /tmp, an empty environment, and the
-// seccomp filter from fd seccompFD. The command follows ("--" and the
-// binary's argv).
-func bwrapArgs(bwrap string, seccompFD int) []string {
-	return []string{bwrap,
-		"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--new-session", "--clearenv",
-		"--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--chdir", "/", "--seccomp", strconv.Itoa(seccompFD), "--"}
+// smokeDirs are the host directories the smoke sandbox sees, read-only:
+// what a dynamic binary needs to load. A symlink (/bin -> usr/bin on a
+// merged /usr) is made as the same symlink; a missing one is left out.
+var smokeDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// smokeEtc are the /etc files a dynamic binary reads (the loader's cache,
+// name service for its own uid), bound read-only if they exist.
+var smokeEtc = []string{"/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts"}
+
+// smokeArgs is bwrap's command line up to the command: every namespace
+// (network included), a root that holds only smokeDirs and smokeEtc,
+// read-only, with private /proc, /dev and /tmp (nothing of /sys, /run,
+// /var, /home or /opt), an empty environment, a new session, bwrap dying
+// with us, and the seccomp filter from fd seccompFD. The command follows
+// ("--" and its argv). lstat and readlink look at the host's paths.
+func smokeArgs(bwrap string, seccompFD int, lstat func(string) (fs.FileInfo, error), readlink func(string) (string, error)) []string {
+	args := []string{bwrap,
+		"--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--clearenv"}
+	for _, d := range smokeDirs {
+		fi, err := lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if t, err := readlink(d); err == nil {
+				args = append(args, "--symlink", t, d)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	for _, e := range smokeEtc {
+		args = append(args, "--ro-bind-try", e, e)
+	}
+	return append(args,
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/",
+		"--chdir", "/", "--seccomp", strconv.Itoa(seccompFD), "--")
 }
 
 // memfd returns a sealed memfd holding data, at offset 0.
@@ -158,17 +187,6 @@ func memfd(name string, data []byte) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// sockFilters decodes struct sock_filter records in native (little-endian)
-// byte order.
-func sockFilters(raw []byte) []unix.SockFilter {
-	out := make([]unix.SockFilter, len(raw)/8)
-	for i := range out {
-		b := raw[8*i:]
-		out[i] = unix.SockFilter{Code: binary.LittleEndian.Uint16(b), Jt: b[2], Jf: b[3], K: binary.LittleEndian.Uint32(b[4:])}
-	}
-	return out
 }
 
 // smokeIDs returns nobody's uid and gid, 65534 if there is no such user.

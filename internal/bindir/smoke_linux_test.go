@@ -3,10 +3,12 @@ package bindir
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -28,8 +30,8 @@ func agentFile(t *testing.T, v string) *os.File {
 }
 
 // TestSmokeBwrapCannotSetUp: a bwrap that cannot set up here (it says so
-// as bwrap does) is reported in one line and the binary runs confined
-// without it.
+// as bwrap does) fails the smoke test, decided by the probe before the
+// binary runs; the binary never runs outside bwrap.
 func TestSmokeBwrapCannotSetUp(t *testing.T) {
 	dir := testutil.RootOwnedDir(t)
 	fake := filepath.Join(dir, "bwrap")
@@ -39,20 +41,17 @@ func TestSmokeBwrapCannotSetUp(t *testing.T) {
 	old := bwrapPaths
 	bwrapPaths = []string{fake}
 	defer func() { bwrapPaths = old }()
-	var lines []string
 	d := New(t.TempDir())
-	d.Logf = func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
-	if err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5")); err != nil {
-		t.Fatalf("Smoke() = %v", err)
-	}
-	want := "smoke test: " + fake + ": bwrap: No permissions to create new namespace; running it without bwrap"
-	if strings.Join(lines, "\n") != want {
-		t.Errorf("lines = %q, want %q", lines, want)
+	err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5"))
+	want := "smoke test of 2.1.5: bwrap cannot set up here (" + fake + " with /usr/bin/true: exit status 1: bwrap: No permissions to create new namespace): " +
+		"allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 and user.max_user_namespaces > 0, or an AppArmor profile that lets " + fake + " use them); the new binary runs only inside bwrap"
+	if err == nil || err.Error() != want {
+		t.Errorf("Smoke() = %v, want %s", err, want)
 	}
 }
 
 // TestSmokeUntrustedBwrap: as root, a bwrap that others could replace is
-// not run; one line says so.
+// not run (one line says so), and without bwrap the smoke test fails.
 func TestSmokeUntrustedBwrap(t *testing.T) {
 	testutil.RequireRoot(t)
 	dir := testutil.RootOwnedDir(t)
@@ -68,8 +67,9 @@ func TestSmokeUntrustedBwrap(t *testing.T) {
 	var lines []string
 	d := New(t.TempDir())
 	d.Logf = func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }
-	if err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5")); err != nil {
-		t.Fatalf("Smoke() = %v", err)
+	err := d.Smoke(context.Background(), agentFile(t, "2.1.5"), v1("2.1.5"))
+	if want := "smoke test of 2.1.5: no bwrap in " + fake + ": install bubblewrap; the new binary runs only inside it"; err == nil || err.Error() != want {
+		t.Errorf("Smoke() = %v, want %s", err, want)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Errorf("the group- and world-writable bwrap ran")
@@ -77,5 +77,38 @@ func TestSmokeUntrustedBwrap(t *testing.T) {
 	want := "bwrap " + fake + " is unsafe for root: " + fake + " is writable by group or others (-rwxrwxrwx): root reads only what root owns and only root can write; skipped"
 	if strings.Join(lines, "\n") != want {
 		t.Errorf("lines = %q, want %q", lines, want)
+	}
+}
+
+// fakeInfo is an fs.FileInfo of a mode only.
+type fakeInfo struct{ mode fs.FileMode }
+
+func (f fakeInfo) Name() string       { return "" }
+func (f fakeInfo) Size() int64        { return 0 }
+func (f fakeInfo) Mode() fs.FileMode  { return f.mode }
+func (f fakeInfo) ModTime() time.Time { return time.Time{} }
+func (f fakeInfo) IsDir() bool        { return f.mode.IsDir() }
+func (f fakeInfo) Sys() any           { return nil }
+
+// TestSmokeArgs: on a merged /usr, /bin, /sbin and /lib* are made as the
+// same symlinks, a missing one is left out, and nothing else of the host
+// is bound but /usr and the few /etc files.
+func TestSmokeArgs(t *testing.T) {
+	host := map[string]fs.FileMode{"/usr": fs.ModeDir, "/bin": fs.ModeSymlink, "/sbin": fs.ModeSymlink, "/lib": fs.ModeSymlink, "/lib64": fs.ModeSymlink}
+	lstat := func(p string) (fs.FileInfo, error) {
+		if m, ok := host[p]; ok {
+			return fakeInfo{m}, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	readlink := func(p string) (string, error) { return "usr" + p, nil }
+	got := strings.Join(smokeArgs("/usr/bin/bwrap", 5, lstat, readlink), " ")
+	want := "/usr/bin/bwrap --unshare-all --unshare-user --die-with-parent --new-session --clearenv " +
+		"--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib --symlink usr/lib64 /lib64 " +
+		"--ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --ro-bind-try /etc/passwd /etc/passwd --ro-bind-try /etc/group /etc/group " +
+		"--ro-bind-try /etc/nsswitch.conf /etc/nsswitch.conf --ro-bind-try /etc/hosts /etc/hosts " +
+		"--proc /proc --dev /dev --tmpfs /tmp --remount-ro / --chdir / --seccomp 5 --"
+	if got != want {
+		t.Errorf("smokeArgs() =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -173,6 +173,9 @@ func compile(p *plan) ([]bpf.RawInstruction, error) {
 			order = append(order, &rules[i])
 		}
 	}
+	if _, ok := c.blocks[&noLocalSockets]; ok {
+		order = append(order, &noLocalSockets)
+	}
 	for _, r := range order {
 		c.block(r, c.blocks[r])
 	}

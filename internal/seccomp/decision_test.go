@@ -300,7 +300,7 @@ func TestCompiledEqualsPlan(t *testing.T) {
 		{0, 0x540c | 1<<32}, {0, 0x4b47}, {0, 0x4b49 | 0xffffffff<<32}, {0, 0x4b4d},
 		{0, 0o4755}, {0, 0o2755 | 1<<32}, {0, 0o1777, 0o4000}, {0, 0, 0o2000 << 32, 0o6755}, {0, 0, 0, 0o755 | 1<<32}}
 	for _, goarch := range Arches() {
-		for _, opts := range []Options{{}, {Allow: []string{"ioctl", "perf_event_open"}, Deny: []string{"ptrace", "socket"}}} {
+		for _, opts := range []Options{{}, {Allow: []string{"ioctl", "perf_event_open"}, Deny: []string{"ptrace", "socket"}}, {NoLocalSockets: true}} {
 			m := newMachine(t, goarch, opts)
 			p, err := newPlan(goarch, opts)
 			if err != nil {
@@ -341,6 +341,12 @@ func TestOptions(t *testing.T) {
 			{"allow ioctl drops the TIOCSTI rule", Options{Allow: []string{"ioctl"}}, "ioctl", [6]uint64{0, 0x5412}, allow},
 			{"allow ioctl drops the TIOCEXCL rule", Options{Allow: []string{"ioctl"}}, "ioctl", [6]uint64{0, 0x540c}, allow},
 			{"deny socket denies every family", Options{Deny: []string{"socket"}}, "socket", [6]uint64{1}, ePERM},
+			{"no local sockets: socket AF_UNIX", Options{NoLocalSockets: true}, "socket", [6]uint64{1, 1}, ePERM},
+			{"no local sockets: socket AF_UNIX|1<<32", Options{NoLocalSockets: true}, "socket", [6]uint64{1 | 1<<32, 1}, ePERM},
+			{"no local sockets: socket AF_INET", Options{NoLocalSockets: true}, "socket", [6]uint64{2, 1}, allow},
+			{"no local sockets: socket AF_INET6", Options{NoLocalSockets: true}, "socket", [6]uint64{10, 1}, allow},
+			{"no local sockets: socket AF_PACKET", Options{NoLocalSockets: true}, "socket", [6]uint64{17, 3}, eAFNOSUPPORT},
+			{"no local sockets: socketpair AF_UNIX", Options{NoLocalSockets: true}, "socketpair", [6]uint64{1, 1}, allow},
 			{"other syscalls unchanged", Options{Allow: []string{"perf_event_open"}}, "keyctl", [6]uint64{}, ePERM},
 			{"a name of the other arch is ignored", Options{Allow: []string{"arch_prctl", "bpf"}}, "bpf", [6]uint64{}, allow},
 		} {

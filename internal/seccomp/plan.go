@@ -147,6 +147,12 @@ func newPlan(goarch string, opts Options) (*plan, error) {
 			}
 		}
 	}
+	if opts.NoLocalSockets {
+		if j := a.table.index("socket"); j >= 0 {
+			e := &entries[j]
+			e.Action, e.Rule, e.Why, e.Config = noLocalSockets.Action, &noLocalSockets, noLocalSockets.Why, true
+		}
+	}
 	set := func(names []string, act Action, why string) {
 		for _, nm := range names {
 			if j := a.table.index(nm); j >= 0 {

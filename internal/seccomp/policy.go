@@ -308,6 +308,26 @@ var rules = []rule{
 	},
 }
 
+// noLocalSockets replaces the rule for socket with Options.NoLocalSockets
+// (claude-update's smoke test): AF_UNIX is refused with EPERM, so neither
+// a path-named socket the sandbox can see nor an abstract one of its
+// network namespace can be reached; the other families are as in the
+// policy. socketpair keeps its rule: the pair it makes reaches nothing.
+var noLocalSockets = rule{
+	Why: "no local sockets (NoLocalSockets): AF_UNIX is EPERM, so no " +
+		"path-named or abstract socket is reachable; other families as " +
+		"the policy: IP and netlink only",
+	Names:  []string{"socket"},
+	Action: allow,
+	Conds: []cond{
+		{Arg: 0, Op: opIn, Action: eperm, Values: []value{{"AF_UNIX", afUnix}}},
+		{
+			Arg: 0, Op: opNotIn, Action: eafnosupport,
+			Values: []value{{"AF_INET", afInet}, {"AF_INET6", afInet6}, {"AF_NETLINK", afNetlink}},
+		},
+	},
+}
+
 // setIDWhy is why the syscalls that set a file's mode have a rule.
 const setIDWhy = "no setuid or setgid files: the sandbox writes into the " +
 	"user's project and other binds, which the host does not mount nosuid; " +

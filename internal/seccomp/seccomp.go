@@ -27,6 +27,10 @@ type Options struct {
 	Allow []string
 	// Deny lists syscalls to deny (EPERM) although the policy allows them.
 	Deny []string
+	// NoLocalSockets refuses socket(AF_UNIX) with EPERM (see
+	// noLocalSockets in policy.go): a program that sees the host's files
+	// cannot connect to the host's path-named or abstract sockets.
+	NoLocalSockets bool
 }
 
 // UnknownSyscallError is returned by Build for a name in Options that no
@@ -65,7 +69,7 @@ func Build(opts Options) (*Filter, error) {
 // TestDefaultPrecompiled keeps equal to what compileArch makes: compiling
 // it takes about a millisecond of the launcher's start on a cold process.
 func BuildArch(goarch string, opts Options) (*Filter, error) {
-	if len(opts.Allow) == 0 && len(opts.Deny) == 0 {
+	if len(opts.Allow) == 0 && len(opts.Deny) == 0 && !opts.NoLocalSockets {
 		if raw, ok := precompiled(goarch); ok {
 			return &Filter{arch: goarch, raw: []byte(raw), n: len(raw) / 8}, nil
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
+	"github.com/claude-sandbox/claude-sandbox/internal/sandbox"
 )
 
 // The launcher's own bind sources are created in their parent as opened,
@@ -100,13 +101,44 @@ func dirRules(k knobs, uid int) map[string]srcRule {
 			create: true, name: "sandbox home"},
 		k.binDir: {exposeHome: true, check: checkBinDir(k.binDir, uid)},
 	}
-	if k.tmp != "" {
-		rules[k.tmp] = srcRule{noFollow: true, exposeHome: true, check: checkPrivateTmp(k.tmp, uid),
-			create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
-				return checkTmpParent(k.tmp, p.Path, &p.Stat, uid)
-			}}
-	}
 	return rules
+}
+
+// tmpRule is the check of a private tmp directory: the one CLAUDE_SBX_TMP
+// names and each project's in it, whose directory must be one nobody
+// else can rename or replace.
+func tmpRule(path string, uid int) srcRule {
+	return srcRule{noFollow: true, exposeHome: true, check: checkPrivateTmp(path, uid),
+		create: true, name: "private tmp", checkParent: func(p *hostpath.Resolved) error {
+			return checkTmpParent(path, p.Path, &p.Stat, uid)
+		}}
+}
+
+// tmpRules makes the directory CLAUDE_SBX_TMP names when missing and
+// checks it, then adds the check of the project's directory in it, which
+// is bound at /tmp (sandbox.Launch.Tmp), to rules.
+func tmpRules(rules map[string]srcRule, l *sandbox.Launch, uid int) error {
+	if l.Tmp == "" {
+		return nil
+	}
+	rule := tmpRule(l.TmpRoot, uid)
+	parent, r, err := openOrParent(l.TmpRoot, rule)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		r, err = createDir(parent, l.TmpRoot, rule)
+		parent.Close()
+		if err != nil {
+			return err
+		}
+	} else if err := rule.check(r); err != nil {
+		r.Close()
+		return err
+	}
+	r.Close()
+	rules[l.Tmp] = tmpRule(l.Tmp, uid)
+	return nil
 }
 
 func linkTarget(r *hostpath.Resolved) string {

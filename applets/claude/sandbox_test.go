@@ -194,6 +194,65 @@ func TestPrivateTmpDirectory(t *testing.T) {
 	}
 }
 
+// TestPrivateTmpPerProject: CLAUDE_SBX_TMP gives each project a directory
+// of its own below it: what project A's session leaves in /tmp is not in
+// project B's, and is in A's next session. A symlink planted as a
+// project's directory (to another project's) is refused.
+func TestPrivateTmpPerProject(t *testing.T) {
+	s := testutil.NewSandbox(t)
+	tmp := filepath.Join(testutil.PublicDir(t), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s.User.Chown(t, tmp)
+	root := filepath.Join(tmp, "private")
+	s.Env = []string{"CLAUDE_SBX_TMP=" + root}
+	a, b := filepath.Join(s.Home, "src", "a"), filepath.Join(s.Home, "src", "b")
+	for _, d := range []string{filepath.Dir(a), a, b} {
+		mkUserDir(t, s, d)
+	}
+	m := marker(t)
+	in := func(dir, script string) testutil.Result {
+		cmd := s.Command("--shell", "-c", script)
+		cmd.Dir = dir
+		return testutil.RunCommand(t, cmd)
+	}
+	if r := in(a, "echo "+m+" > /tmp/left"); r.Code != 0 {
+		t.Fatalf("project a: %v", r)
+	}
+	if r := in(b, "cat /tmp/left 2>&1"); r.Code != 1 || strings.TrimSpace(r.Stdout) != "cat: /tmp/left: No such file or directory" {
+		t.Errorf("project b's /tmp after project a's session: %v, want no /tmp/left", r)
+	}
+	if r := in(a, "cat /tmp/left"); r.Code != 0 || strings.TrimSpace(r.Stdout) != m {
+		t.Errorf("project a's next session: %v, want its /tmp/left", r)
+	}
+	ents, _ := os.ReadDir(root)
+	if len(ents) != 2 {
+		t.Fatalf("%s holds %v, want a directory per project", root, ents)
+	}
+	// b's directory replaced by a link to a's, as a session of another
+	// project could plant it.
+	var da, db string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "a-") {
+			da = e.Name()
+		} else {
+			db = e.Name()
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(root, db)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(da, filepath.Join(root, db)); err != nil {
+		t.Fatal(err)
+	}
+	s.User.Chown(t, filepath.Join(root, db))
+	want := "claude: private tmp " + filepath.Join(root, db) + " is a symlink (to \"" + da + "\"), not a directory: someone may have planted it: remove it or set CLAUDE_SBX_TMP to a directory of your own\n"
+	if r := in(b, "cat /tmp/left"); r.Code != 1 || r.Stdout != "" || !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("project b with its tmp a link to a's: want exit 1 and\n%s%v", want, r)
+	}
+}
+
 func TestEnvironmentScrubbed(t *testing.T) {
 	s := testutil.NewSandbox(t)
 	s.Env = []string{

@@ -160,6 +160,10 @@ func writableMounts(s Spec) ([]mount, error) {
 	ms := []mount{{s.Home, s.SandboxHome}}
 	if s.Tmp != "" {
 		ms = append(ms, mount{"/tmp", s.Tmp})
+		// Every project's /tmp below it, written by other starts.
+		if s.tmpRoot != "" && s.tmpRoot != s.Tmp {
+			ms = append(ms, mount{"", s.tmpRoot})
+		}
 	} else {
 		ms = append(ms, mount{"", LegacyTmp(s.UID)})
 	}

@@ -68,7 +68,7 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 	for _, t := range skipTrees {
 		skip[filepath.Join(s.Home, t)] = true
 	}
-	for _, d := range []string{s.SandboxHome, s.Homes, s.Tmp, LegacyTmp(s.UID)} {
+	for _, d := range []string{s.SandboxHome, s.Homes, s.Tmp, s.tmpRoot, LegacyTmp(s.UID)} {
 		if d != "" {
 			skip[filepath.Clean(d)] = true
 		}

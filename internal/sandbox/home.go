@@ -134,7 +134,19 @@ func (l *Launch) chooseHome(h Host, s Spec) (Spec, error) {
 		l.Notes = append(l.Notes, fmt.Sprintf("home: %s, shared by every project (home shared, %s)", qname.String(s.SandboxHome), from))
 		return s, nil
 	}
-	key, _, _ := projectCandidate(h, s)
+	key, name := projectName(h, s)
+	s.SandboxHome = filepath.Join(s.Homes, name)
+	l.SandboxHome, l.Homes = s.SandboxHome, s.Homes
+	l.Notes = append(l.Notes, fmt.Sprintf("home: %s, the home of %s alone (%s)", qname.String(s.SandboxHome), qname.String(key), from),
+		fmt.Sprintf("home: a new home's ~/.claude.json holds only these keys of %s: %s", qname.String(filepath.Join(s.Homes, ProfileName)), strings.Join(agentprofile.Names(), ", ")))
+	return s, nil
+}
+
+// projectName returns the directory that keys this start's per-project
+// state (the project's directory, else the working directory, else the
+// home) and the name of that state's directory (ProjectHomeName).
+func projectName(h Host, s Spec) (key, name string) {
+	key, _, _ = projectCandidate(h, s)
 	if key == "" {
 		key = s.Pwd
 	}
@@ -145,11 +157,28 @@ func (l *Launch) chooseHome(h Host, s Spec) (Spec, error) {
 	if ih, ok := h.(IDHost); ok {
 		dev, ino, _ = ih.DirID(key)
 	}
-	s.SandboxHome = filepath.Join(s.Homes, ProjectHomeName(key, dev, ino))
-	l.SandboxHome, l.Homes = s.SandboxHome, s.Homes
-	l.Notes = append(l.Notes, fmt.Sprintf("home: %s, the home of %s alone (%s)", qname.String(s.SandboxHome), qname.String(key), from),
-		fmt.Sprintf("home: a new home's ~/.claude.json holds only these keys of %s: %s", qname.String(filepath.Join(s.Homes, ProfileName)), strings.Join(agentprofile.Names(), ", ")))
-	return s, nil
+	return key, ProjectHomeName(key, dev, ino)
+}
+
+// chooseTmp makes the private /tmp the project's own: the directory below
+// CLAUDE_SBX_TMP named as its home is, so that what one project's agent
+// leaves in /tmp never reaches another project's (with `home shared` too:
+// the home is then what they share, and says so). systemMounts bound the
+// directory given; its bind becomes the project's.
+func (l *Launch) chooseTmp(h Host, s Spec) Spec {
+	if s.Tmp == "" {
+		return s
+	}
+	key, name := projectName(h, s)
+	s.tmpRoot, s.Tmp = s.Tmp, filepath.Join(s.Tmp, name)
+	for i, o := range l.Plan.Ops {
+		if o.Kind == bwrap.Bind && o.Dest == "/tmp" && o.Src == s.tmpRoot {
+			l.Plan.Ops[i].Src = s.Tmp
+		}
+	}
+	l.Tmp, l.TmpRoot = s.Tmp, s.tmpRoot
+	l.Notes = append(l.Notes, fmt.Sprintf("tmp: %s, the /tmp of %s alone (CLAUDE_SBX_TMP)", qname.String(s.Tmp), qname.String(key)))
+	return s
 }
 
 // sharedLogin binds what every per-project home shares: the login,

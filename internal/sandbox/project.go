@@ -108,8 +108,12 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 	case pwd == s.SandboxHome || under(pwd, s.SandboxHome):
 		pp.notShown = "it is in the sandbox home " + s.SandboxHome + ", which is the home inside"
 		return "", "", pp
-	case pwd == s.Tmp || under(pwd, s.Tmp):
-		pp.notShown = "it is in the private tmp " + s.Tmp + ", which is /tmp inside"
+	case pwd == s.Tmp || under(pwd, s.Tmp) || s.tmpRoot != "" && (pwd == s.tmpRoot || under(pwd, s.tmpRoot)):
+		root := s.Tmp
+		if s.tmpRoot != "" {
+			root = s.tmpRoot
+		}
+		pp.notShown = "it is in the private tmp " + root + ", whose directories are /tmp inside"
 		return "", "", pp
 	}
 	rel := strings.TrimPrefix(pwd, home+"/")

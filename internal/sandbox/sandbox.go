@@ -50,9 +50,12 @@ type Spec struct {
 	// SandboxHome is the host directory bound at Home that every project
 	// shares (`home shared`).
 	SandboxHome string
-	// Tmp is the host directory bound at /tmp (CLAUDE_SBX_TMP); "" makes
-	// /tmp a tmpfs of the budget's size.
-	Tmp string
+	// Tmp is the directory CLAUDE_SBX_TMP names; "" makes /tmp a tmpfs
+	// of the budget's size. Build binds at /tmp the project's own
+	// directory below it (chooseTmp) and sets Tmp to that; tmpRoot keeps
+	// the directory given.
+	Tmp     string
+	tmpRoot string
 	// Cgroup is the cgroup v2 subtree delegated to the user
 	// (cgroup.Find), where the sandbox runs when no user manager answers.
 	Cgroup cgroup.Delegation
@@ -130,6 +133,9 @@ type Launch struct {
 	// when it is a per-project home, else "".
 	SandboxHome string
 	Homes       string
+	// Tmp is the project's directory below TmpRoot (CLAUDE_SBX_TMP)
+	// bound at /tmp; both "" when /tmp is a tmpfs.
+	Tmp, TmpRoot string
 	// Writable are the host paths the sandbox can write besides the
 	// plan's writable binds: the config's rw and dev binds whose condition
 	// does not hold now (the agent may have written there before).
@@ -173,6 +179,7 @@ func Build(h Host, s Spec) (*Launch, error) {
 	if s, err = l.chooseHome(h, s); err != nil {
 		return nil, err
 	}
+	s = l.chooseTmp(h, s)
 	if err := l.homeAndScratch(h, s, net); err != nil {
 		return nil, err
 	}

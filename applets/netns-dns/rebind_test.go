@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 )
 
 // TestRebinding: an allowed name whose server answers with loopback,
@@ -109,5 +111,57 @@ func TestTTLCap(t *testing.T) {
 	}
 	if len(pin.calls) == 0 || pin.calls[0].timeout != time.Hour+time.Hour/8 {
 		t.Errorf("pins under max-ttl 1h: %+v, want a timeout of 1h7m30s", pin.calls)
+	}
+}
+
+// TestBlockedTableWalk walks the one table of blocked ranges
+// (netpolicy.Blocked4, Blocked6): an allowed name answered with an
+// address in each range gets none of them, and none is pinned, while the
+// public address of the same answer stays. Before the table was one, the
+// resolver kept 100.100.100.200 (Alibaba's metadata address, shared
+// space), 198.18.0.0/15, 192.0.0.0/24, NAT64 and 6to4 answers.
+func TestBlockedTableWalk(t *testing.T) {
+	for _, p := range append(append([]netip.Prefix(nil), netpolicy.Blocked4...), netpolicy.Blocked6...) {
+		r, up, pin, _ := newTestResolver(t)
+		r.mu.Lock()
+		r.nss[allowSrc].policy.IPv6 = true
+		r.mu.Unlock()
+		in := p.Addr().Next()
+		if !p.Contains(in) {
+			in = p.Addr()
+		}
+		typ, public, rec := dns.TypeA, "203.0.113.5", "A"
+		if !in.Is4() {
+			typ, public, rec = dns.TypeAAAA, "2001:db8::5", "AAAA"
+		}
+		up.zone["walk.example.com."] = []dns.RR{
+			rr(t, "walk.example.com. 60 IN "+rec+" "+in.String()),
+			rr(t, "walk.example.com. 60 IN "+rec+" "+public),
+		}
+		resp := r.Answer(context.Background(), allowSrc, query("walk.example.com.", typ))
+		var got []string
+		for _, a := range resp.Answer {
+			switch a := a.(type) {
+			case *dns.A:
+				got = append(got, a.A.String())
+			case *dns.AAAA:
+				got = append(got, a.AAAA.String())
+			}
+		}
+		if strings.Join(got, " ") != public {
+			t.Errorf("%s (%s): answer = %v, want only %s", in, p, got, public)
+		}
+		for _, c := range pin.calls {
+			for _, a := range c.addrs {
+				if p.Contains(a) {
+					t.Errorf("%s (%s): pinned in %s", a, p, c.set)
+				}
+			}
+		}
+	}
+	for _, a := range []string{"100.100.100.200", "198.18.0.1", "192.0.0.170", "64:ff9b::a00:1", "64:ff9b:1::c0a8:105", "2002:c0a8:105::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"} {
+		if !netpolicy.Blocked(netip.MustParseAddr(a)) {
+			t.Errorf("%s is not in the table of blocked ranges", a)
+		}
 	}
 }

@@ -33,24 +33,6 @@ const DefaultPinFloor = 5 * time.Minute
 // server's TTL of 4294967295 would otherwise pin an address for 136 years.
 const DefaultMaxTTL = 24 * time.Hour
 
-// localRanges are addresses no name may lead a sandbox to unless an allow
-// line covers them: "this network", loopback, link-local (the cloud
-// metadata address), and the private ranges, where the host, its LAN and
-// the bridge are. Answers with them are how DNS rebinding reaches the
-// inside from a name the sandbox may resolve.
-var localRanges = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("127.0.0.0/8"),
-	netip.MustParsePrefix("169.254.0.0/16"),
-	netip.MustParsePrefix("10.0.0.0/8"),
-	netip.MustParsePrefix("172.16.0.0/12"),
-	netip.MustParsePrefix("192.168.0.0/16"),
-	netip.MustParsePrefix("::/127"),
-	netip.MustParsePrefix("::ffff:0:0/96"),
-	netip.MustParsePrefix("fc00::/7"),
-	netip.MustParsePrefix("fe80::/10"),
-}
-
 // upstreamTimeout bounds one upstream query.
 const upstreamTimeout = 3 * time.Second
 
@@ -95,7 +77,7 @@ type Resolver struct {
 	// SERVFAIL. Unset (unit tests), only the host's tables are pinned.
 	Inside func(name string, generation int64) Pinner
 	// Local, if set, returns the host's own addresses and the bridge's
-	// network: removed from answers like localRanges.
+	// network: removed from answers like the blocked ranges.
 	Local func() []netip.Prefix
 	// Logf reports errors of the resolver itself (a failed pin).
 	Logf func(format string, args ...any)
@@ -573,10 +555,13 @@ func (ns *namespace) expire(now time.Time) {
 }
 
 // isLocal reports whether a answer's address a is one no name may lead to
-// (localRanges, the host's own and the bridge's, local), unless the
-// namespace's allow lines cover it.
+// (the blocked ranges, netpolicy.Blocked: where the host, its LAN, the
+// bridge and the cloud's metadata are; the host's own and the bridge's,
+// local), unless the namespace's allow lines cover it. Such answers are
+// how DNS rebinding reaches the inside from a name the sandbox may
+// resolve; removed, they are never pinned either.
 func (ns *namespace) isLocal(a netip.Addr, local []netip.Prefix) bool {
-	if !slices.ContainsFunc(localRanges, func(p netip.Prefix) bool { return p.Contains(a) }) &&
+	if !netpolicy.Blocked(a) &&
 		!slices.ContainsFunc(local, func(p netip.Prefix) bool { return p.Contains(a) }) {
 		return false
 	}

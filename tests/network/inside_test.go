@@ -3,14 +3,17 @@
 package network
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/netctl"
+	"github.com/claude-sandbox/claude-sandbox/internal/netpolicy"
 	"github.com/claude-sandbox/claude-sandbox/internal/nft"
 	"github.com/claude-sandbox/claude-sandbox/internal/testutil"
 )
@@ -104,6 +107,38 @@ func TestDenialsHostLANMetadata(t *testing.T) {
 		"dropped tcp " + lanAddr + " port 8080",
 		"dropped tcp " + metadata + " port 80",
 	} {
+		if log := w.waitDenial(a, want); !strings.Contains(log, want) {
+			t.Errorf("denials lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestFirewallDropsEveryBlockedRange walks the one table of blocked
+// ranges (netpolicy.Blocked4) through a real namespace: a TCP connection
+// to an address in each unicast range is dropped by the table inside and
+// in the denial log (this network, loopback, multicast and reserved
+// cannot carry one; the resolver's side of the walk is
+// applets/netns-dns's TestBlockedTableWalk).
+func TestFirewallDropsEveryBlockedRange(t *testing.T) {
+	w := newPolicyWorld(t, "policy allowlist\ndomain allowed.test tcp 80\n", 0)
+	a := testutil.UniqueName("iw", 9)
+	w.up(a)
+	var addrs []string
+	for _, p := range netpolicy.Blocked4 {
+		x := p.Addr().Next()
+		if x.IsLoopback() || x.IsMulticast() || p.Contains(netip.MustParseAddr("0.0.0.1")) || p.Contains(netip.MustParseAddr("240.0.0.1")) {
+			continue
+		}
+		addrs = append(addrs, x.String())
+	}
+	var wg sync.WaitGroup
+	for _, addr := range addrs {
+		wg.Add(1)
+		go func() { defer wg.Done(); dial(t, a, "tcp4", addr+":80") }()
+	}
+	wg.Wait()
+	for _, addr := range addrs {
+		want := "dropped tcp " + addr + " port 80"
 		if log := w.waitDenial(a, want); !strings.Contains(log, want) {
 			t.Errorf("denials lacks %q:\n%s", want, log)
 		}

@@ -133,12 +133,6 @@ func runSmoke(ctx context.Context, bw string, f *os.File, argv ...string) (stdou
 	return out.String(), errb.String(), err
 }
 
-func (d *Dir) logf(format string, args ...any) {
-	if d.Logf != nil {
-		d.Logf(format, args...)
-	}
-}
-
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
 	line, _, _ := strings.Cut(s, "\n")

@@ -202,3 +202,9 @@ func smokeIDs() (uint32, uint32) {
 	}
 	return uid, gid
 }
+
+func (d *Dir) logf(format string, args ...any) {
+	if d.Logf != nil {
+		d.Logf(format, args...)
+	}
+}

@@ -27,7 +27,7 @@ import (
 //   - with that session and a net watch of the namespace: the lookup's
 //     first query is held once; glibc's retry after the REFUSED, and its
 //     query of the other address family, are refused at once (target: one
-//     hold per lookup; it was four, 16.2 s, before holds waited for
+//     hold per lookup; it was four, 16.4 s, before holds waited for
 //     someone who can answer).
 //
 // It measures and prints, and asserts nothing about time.

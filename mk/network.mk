@@ -21,6 +21,9 @@
 #                    doing the bare equivalent, in a throwaway host namespace; then
 #                    netns-dns's fairness under one namespace's flood; then
 #                    scripts/bench-dns: netns-dns's latency, TTFB and memory ratios
+# bench-holds        scripts/bench-holds: a refused getent hosts in a sandbox of
+#                    user-approve ask, with no session, in a session nobody can
+#                    answer in, and with a net watch (hyperfine)
 
 NET_LIB       = $(DESTDIR)$(PREFIX)/lib
 NET_UNIT      = $(NET_LIB)/systemd/system/netns@.service
@@ -37,7 +40,7 @@ NET_NSCONF    = $(DESTDIR)$(SYSCONFDIR)/netns-firewall.d/$(NETNS).conf
 # systemd runs.
 NET_LIVE      = [ -z '$(DESTDIR)' ] && [ -d /run/systemd/system ]
 
-.PHONY: install-network uninstall-network bench-network
+.PHONY: install-network uninstall-network bench-network bench-holds
 
 install-network: install install-netns-enter
 	ln -sf claude-sandbox $(BIN)/netns-setup
@@ -107,3 +110,8 @@ bench-network: build/claude-sandbox
 	GO='$(GO)' TESTFLAGS='$(TESTFLAGS)' scripts/bench-dns
 
 BENCH += bench-network
+
+bench-holds:
+	GO='$(GO)' TESTFLAGS='$(TESTFLAGS)' scripts/bench-holds
+
+BENCH += bench-holds

@@ -25,7 +25,9 @@ const (
 	// systemd-nspawn (tests/systemd).
 	E2ESystemd = "systemd"
 	// E2EBenchDNS: netns-dns's latency, time to first byte and memory
-	// (scripts/bench-dns); it prints numbers and asserts nothing of time.
+	// (scripts/bench-dns), its fairness (scripts/bench-network) and what a
+	// refused name costs a lookup (scripts/bench-holds); it prints numbers
+	// and asserts nothing of time.
 	E2EBenchDNS = "bench-dns"
 	// E2ECgroup2: the budgets enforced (a memory hog, a fork bomb, the
 	// scope's properties, latency probes, a delegated cgroup) in the

@@ -20,7 +20,6 @@ func (osHost) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
 func (osHost) Readlink(p string) (string, error)       { return os.Readlink(p) }
 func (osHost) Glob(pattern string) ([]string, error)   { return filepath.Glob(pattern) }
 func (osHost) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
-func (osHost) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }
 
 // Reachable reports whether the unix socket accepts a connection.
 func (osHost) Reachable(socket string) bool { return sandbox.Reachable(socket) }

@@ -357,7 +357,7 @@ func (c *gitConsult) writableAt(p string) []roTarget {
 		src := o.Src
 		rel, ok := relTo(p, src)
 		if !ok {
-			if real, err := c.h.EvalSymlinks(src); err == nil {
+			if real, _, err := linkwalk.Resolve(c.h, src); err == nil {
 				src = real
 				rel, ok = relTo(p, src)
 			}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
@@ -68,7 +69,7 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs, writable []string) string
 		}
 		return ""
 	}
-	if real, err := h.EvalSymlinks(filepath.Join(s.Home, ".claude-sandbox-init")); err == nil {
+	if real, _, err := linkwalk.Resolve(h, filepath.Join(s.Home, ".claude-sandbox-init")); err == nil {
 		if r := check(real); r != "" {
 			return r
 		}

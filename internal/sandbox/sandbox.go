@@ -31,7 +31,6 @@ type Host interface {
 	// ReadDir lists a directory, with each entry's type as the
 	// directory itself tells it (no stat of each entry).
 	ReadDir(path string) ([]fs.DirEntry, error)
-	EvalSymlinks(path string) (string, error)
 	// ReadFile reads a regular file (git's index, .git files), not
 	// following a symlink in its last component; one of more than max
 	// bytes, as fstat tells on the opened file, is not read: the error is

@@ -32,7 +32,7 @@ func TestHostReadFile(t *testing.T) {
 		{"missing", "open " + dir + "/missing: no such file or directory"},
 	}
 	for _, tt := range tests {
-		b, err := osHost{}.ReadFile(filepath.Join(dir, tt.name))
+		b, err := osHost{}.ReadFile(filepath.Join(dir, tt.name), 1<<20)
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -44,7 +44,7 @@ func TestHostReadFile(t *testing.T) {
 			t.Errorf("ReadFile(%s) = %q", tt.name, b)
 		}
 	}
-	if _, err := (osHost{}).ReadFile("/dev/zero"); err == nil || err.Error() != "read /dev/zero: not a regular file" {
+	if _, err := (osHost{}).ReadFile("/dev/zero", 1<<20); err == nil || err.Error() != "read /dev/zero: not a regular file" {
 		t.Errorf("ReadFile(/dev/zero) error = %v, want not a regular file", err)
 	}
 }

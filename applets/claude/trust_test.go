@@ -55,8 +55,8 @@ func TestHardlinkedDotfileKeepsProjectReadOnly(t *testing.T) {
 	if r.Code != 0 || strings.Contains(r.Stdout, "rc=0") || !strings.Contains(r.Stderr, "Directory nonexistent") && !strings.Contains(r.Stderr, "No such file or directory") {
 		t.Errorf("want the write to fail inside (no project bound): %v", r)
 	}
-	want := "claude: the working directory " + dots + " is not visible in the sandbox: its project " + dots + " holds another name of " + bashrc +
-		" (a file of 2 hard links on its file system: make it a plain file, cp " + bashrc + " " + bashrc + ".new && mv " + bashrc + ".new " + bashrc +
+	want := "claude: the working directory " + dots + " is not visible in the sandbox: its project " + dots + " holds perhaps another name of " + bashrc +
+		" (found in " + s.Home + ", a file of 2 hard links on the project's file system: make it a plain file, cp " + bashrc + " " + bashrc + ".new && mv " + bashrc + ".new " + bashrc +
 		"), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only\n"
 	if !strings.Contains(r.Stderr, want) {
 		t.Errorf("stderr lacks\n%s%v", want, r)

@@ -132,7 +132,6 @@ func (osTree) Lstat(p string) (fs.FileInfo, error)     { return os.Lstat(p) }
 func (osTree) Stat(p string) (fs.FileInfo, error)      { return os.Stat(p) }
 func (osTree) Readlink(p string) (string, error)       { return os.Readlink(p) }
 func (osTree) ReadDir(p string) ([]fs.DirEntry, error) { return os.ReadDir(p) }
-func (osTree) EvalSymlinks(p string) (string, error)   { return filepath.EvalSymlinks(p) }
 
 // DiskUsage sums the blocks of the files below dir. WalkDir does not
 // follow symlinks; another file system below dir is not entered.

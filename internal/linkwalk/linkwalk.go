@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Host is what Walk asks about the machine.
@@ -80,4 +81,27 @@ func Walk(h Host, p string, link func(path string) error) (string, error) {
 		cur = "/"
 	}
 	return cur, nil
+}
+
+// Resolve returns the path the kernel reaches for the absolute path p:
+// its longest existing prefix with every symbolic link followed (relative
+// targets from the link's directory, links through links), the rest
+// appended as written (a dangling link names its target). hops are the
+// links followed, in order. An error (a loop, more than MaxLinks links, a
+// component that cannot be looked at for another reason than its absence,
+// such as EACCES) means p cannot be resolved: a caller that decides about
+// p must count it as inside whatever it guards.
+func Resolve(h Host, p string) (real string, hops []string, err error) {
+	real, err = Walk(h, p, func(link string) error {
+		hops = append(hops, link)
+		return nil
+	})
+	var missing *MissingError
+	if errors.As(err, &missing) {
+		if !errors.Is(missing.Err, fs.ErrNotExist) && !errors.Is(missing.Err, syscall.ENOTDIR) {
+			return "", hops, err
+		}
+		return filepath.Clean(missing.Rest), hops, nil
+	}
+	return real, hops, err
 }

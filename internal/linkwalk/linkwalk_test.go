@@ -72,3 +72,48 @@ func TestWalk(t *testing.T) {
 		t.Errorf("Walk with a refusing link func = %v, want its error", err)
 	}
 }
+
+// TestResolve: what does not exist is appended as written after the links
+// followed (a dangling link names its target, a link through a link too);
+// what cannot be looked at is an error, never a path.
+func TestResolve(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(d, "src/proj"), 0o755))
+	must(os.Symlink("src/proj", filepath.Join(d, "p")))
+	must(os.Symlink(filepath.Join(d, "p/build/tool"), filepath.Join(d, "tool")))
+	must(os.Symlink("tool", filepath.Join(d, "tool2")))
+	must(os.Symlink("loop", filepath.Join(d, "loop")))
+	for _, tt := range []struct {
+		name, in, want string
+		hops           []string
+	}{
+		{"prefix exists", d + "/p/bin", d + "/src/proj/bin", []string{d + "/p"}},
+		{"dangling", d + "/tool", d + "/src/proj/build/tool", []string{d + "/tool", d + "/p"}},
+		{"through a link", d + "/tool2", d + "/src/proj/build/tool", []string{d + "/tool2", d + "/tool", d + "/p"}},
+		{"nothing exists", d + "/none/a/b", d + "/none/a/b", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, hops, err := Resolve(osHost{}, tt.in)
+			if err != nil || got != tt.want || len(hops) != len(tt.hops) {
+				t.Fatalf("Resolve(%s) = %q, %q, %v; want %q, %q", tt.in, got, hops, err, tt.want, tt.hops)
+			}
+			for i := range hops {
+				if hops[i] != tt.hops[i] {
+					t.Errorf("hops = %q, want %q", hops, tt.hops)
+				}
+			}
+		})
+	}
+	if _, _, err := Resolve(osHost{}, d+"/loop/x"); !errors.Is(err, ErrLoop) {
+		t.Errorf("Resolve(loop) error = %v, want ErrLoop", err)
+	}
+}

@@ -114,7 +114,7 @@ func (l *Launch) budgets(h Host, s Spec, systemd bool, systemdVersion int) error
 		}
 	} else {
 		file := UserControllers(s.UID)
-		b, err := h.ReadFile(file)
+		b, err := h.ReadFile(file, MaxGitFile)
 		have := map[string]bool{}
 		for _, c := range strings.Fields(string(b)) {
 			have[c] = true

@@ -28,7 +28,7 @@ func (l *Launch) holds(h Host, s Spec, conds []sandboxcfg.Cond) (bool, error) {
 				if link, w := l.steeringLink(h, s, c.Path); link != "" {
 					l.notice(fmt.Sprintf("%s:%d: pwd-under: %s is reached through the symlink %s in %s, which the sandbox can write: not followed (the condition is false); name the real directory",
 						s.ConfigName, c.Line, qt.String(c.Path), qt.String(link), qt.String(w)))
-				} else if real, err := h.EvalSymlinks(c.Path); err == nil {
+				} else if real, _, err := linkwalk.Resolve(h, c.Path); err == nil {
 					ok = under(s.Pwd, real)
 				}
 			}
@@ -68,7 +68,9 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 		}
 	}
 	for i, r := range roots {
-		if real, err := h.EvalSymlinks(r); err == nil {
+		// As the kernel resolves it: a root through a dangling link
+		// is where the agent makes it.
+		if real, _, err := linkwalk.Resolve(h, filepath.Clean(r)); err == nil {
 			roots = append(roots, real)
 		}
 		roots[i] = filepath.Clean(r)
@@ -81,8 +83,11 @@ func (l *Launch) agentDecides(h Host, s Spec, path string) string {
 		}
 		q = filepath.Join(q, c)
 		cands := []string{q}
-		if d, err := h.EvalSymlinks(filepath.Dir(q)); err == nil {
+		if d, _, err := linkwalk.Resolve(h, filepath.Dir(q)); err == nil {
 			cands = append(cands, filepath.Join(d, c))
+		} else {
+			// What cannot be resolved counts as inside.
+			return filepath.Dir(q)
 		}
 		for _, cand := range cands {
 			for _, r := range roots {

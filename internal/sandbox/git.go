@@ -31,9 +31,37 @@ import (
 // maxSubmoduleDepth bounds submodules of submodules.
 const maxSubmoduleDepth = 8
 
-// MaxReadFile is the largest file Host.ReadFile reads: git's index of a
-// very large repository is tens of megabytes.
-const MaxReadFile = 1 << 30
+// The bounds of what Host.ReadFile reads of files the sandbox may have
+// written, checked on the opened file before any read: a sparse file of a
+// gigabyte costs no disk to the agent and would cost the launcher its
+// memory and seconds at every start.
+const (
+	// MaxIndexEntries is the most entries of a git index the launcher
+	// reads (a repository of Chromium's size has half a million).
+	MaxIndexEntries = 1 << 20
+	// maxIndexEntryBytes bounds an entry's size on average: its fixed
+	// part (at most 74 bytes) and a name of a path as work trees have them.
+	maxIndexEntryBytes = 160
+	// MaxGitIndex is the largest git index read: MaxIndexEntries of
+	// maxIndexEntryBytes, its extensions included.
+	MaxGitIndex = MaxIndexEntries * maxIndexEntryBytes
+	// MaxGitConfig is the largest git config file read: they are text
+	// of a few kilobytes.
+	MaxGitConfig = 1 << 20
+	// MaxGitFile is the largest .git file, commondir or gitdir read: one
+	// path.
+	MaxGitFile = 1 << 16
+	// MaxSettingsFile is the largest settings or certificate file of a
+	// toolchain read.
+	MaxSettingsFile = 4 << 20
+)
+
+// TooLargeError is Host.ReadFile's error for a file over its bound.
+type TooLargeError struct{ Size, Max int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%d bytes, more than the %d read", e.Size, e.Max)
+}
 
 // protectGit keeps every repository at the root of a directory the sandbox
 // can write (the project, the config's rw and dev binds) from being turned
@@ -228,7 +256,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	if !fi.IsDir() {
 		// A .git file: "gitdir: PATH" (a linked worktree, a submodule,
 		// git init --separate-git-dir).
-		b, err := g.h.ReadFile(dotgit)
+		b, err := g.h.ReadFile(dotgit, MaxGitFile)
 		if err != nil {
 			return g.fail("%s: %v", qt.String(dotgit), err)
 		}
@@ -247,7 +275,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		}
 	}
 	common := gitdir
-	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if b, err := g.h.ReadFile(filepath.Join(gitdir, "commondir"), MaxGitFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return g.fail("%s: %v", qt.String(filepath.Join(gitdir, "commondir")), err)
 	} else if err == nil {
 		p := strings.TrimSpace(string(b))
@@ -272,7 +300,7 @@ func (g *gitGuard) repo(wt string, depth int) error {
 	// file, which the agent could point at a git directory of its own.
 	wts, _ := g.h.Glob(filepath.Join(globQuote(common), "worktrees", "*", "gitdir"))
 	for _, f := range wts {
-		b, err := g.h.ReadFile(f)
+		b, err := g.h.ReadFile(f, MaxGitFile)
 		if err != nil {
 			return g.fail("%s: %v", qt.String(f), err)
 		}
@@ -284,9 +312,12 @@ func (g *gitGuard) repo(wt string, depth int) error {
 		}
 	}
 	index := filepath.Join(gitdir, "index")
-	b, err := g.h.ReadFile(index)
+	b, err := g.h.ReadFile(index, MaxGitIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	if tl := (*TooLargeError)(nil); errors.As(err, &tl) {
+		return fmt.Errorf("%s: a git index of %d bytes, more than one of %d entries takes (%d), not read: remove this file (in a repository of yours, git reset makes it anew)", qt.String(index), tl.Size, MaxIndexEntries, tl.Max)
 	}
 	if err != nil {
 		return g.fail("%s: %v", qt.String(index), err)

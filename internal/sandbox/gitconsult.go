@@ -158,9 +158,12 @@ func (c *gitConsult) readConfig(f, key string, depth int, named *[]gitNamed) err
 		c.read[real] = mine
 		*named = append(*named, mine...)
 	}()
-	b, err := c.h.ReadFile(real)
+	b, err := c.h.ReadFile(real, MaxGitConfig)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil // git reads nothing there either
+	}
+	if tl := (*TooLargeError)(nil); errors.As(err, &tl) {
+		return fmt.Errorf("git config %s: %d bytes, more than the %d a git config is read to, not read: remove it, or make it smaller on the host", qt.String(f), tl.Size, tl.Max)
 	}
 	if err != nil {
 		return fmt.Errorf("git config %s: %w", qt.String(f), err)
@@ -354,7 +357,7 @@ func (c *gitConsult) writableAt(p string) []roTarget {
 		src := o.Src
 		rel, ok := relTo(p, src)
 		if !ok {
-			if real, err := c.h.EvalSymlinks(src); err == nil {
+			if real, _, err := linkwalk.Resolve(c.h, src); err == nil {
 				src = real
 				rel, ok = relTo(p, src)
 			}

@@ -59,6 +59,9 @@ func minEntry(version uint32, hashLen int) int {
 func readEntries(b []byte, version uint32, hashLen int) ([]string, error) {
 	n := binary.BigEndian.Uint32(b[8:])
 	bad := errors.New("malformed git index")
+	if n > MaxIndexEntries {
+		return nil, fmt.Errorf("a git index of %d entries, more than the %d read", n, MaxIndexEntries)
+	}
 	if uint64(n) > uint64((len(b)-12)/minEntry(version, hashLen)) {
 		return nil, fmt.Errorf("malformed git index: %d entries do not fit in %d bytes", n, len(b))
 	}

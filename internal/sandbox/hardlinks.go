@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
@@ -20,6 +21,10 @@ import (
 // scan that reaches one is incomplete, and keeps the project from being
 // bound read-write.
 var maxDirEntries, maxScanEntries = 4096, 32768
+
+// maxPathDirEntries bounds the entries read in one PATH directory, which
+// the other bounds do not count: a system's /usr/bin holds thousands.
+var maxPathDirEntries = 65536
 
 // scanDepth is how many levels of the home's dot-directories the scan
 // reads: ~/.config/systemd/user's entries, not deeper.
@@ -36,10 +41,15 @@ var skipTrees = []string{".cache", ".mozilla", ".thunderbird", ".config/google-c
 // more than one link on dir's file system among the home's dot-files, the
 // entries of its dot-directories and of their directories to three levels
 // below the home (~/.config/systemd/user/x.service, not skipTrees nor dir),
-// of $XDG_CONFIG_HOME outside them to two levels below it, of the PATH directories in
-// the home, and the config file; "" if none. A scan cut short by
-// maxDirEntries or maxScanEntries returns where it stopped.
-func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
+// of $XDG_CONFIG_HOME outside them to two levels below it, of every PATH
+// directory, and the config file; "" if none. A file the user can neither
+// write nor chmod (root's, not writable by group or others) cannot be
+// rewritten through any name, and does not count. The places the sandbox
+// writes (writable: rw and dev binds, the caches, its home and /tmp) are not
+// read: what they hold is the agent's anyway, and another link there tells
+// nothing of the project. A scan cut short by maxDirEntries or
+// maxScanEntries returns where it stopped.
+func (s Spec) hardlinked(h Host, dir string, pathDirs, writable []string) string {
 	fi, err := h.Lstat(dir)
 	if err != nil {
 		return ""
@@ -53,13 +63,13 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 		if err != nil || !fi.Mode().IsRegular() {
 			return ""
 		}
-		if n, d, ok := linkCount(fi); ok && d == dev && n > 1 {
-			return fmt.Sprintf("another name of %s (a file of %d hard links on its file system: make it a plain file, cp %s %s.new && mv %s.new %s)",
-				qt.String(p), n, qt.String(p), qt.String(p), qt.String(p), qt.String(p))
+		if n, d, ok := linkCount(fi); ok && d == dev && n > 1 && s.userMayWrite(fi) {
+			return fmt.Sprintf("perhaps another name of %s (found in %s, a file of %d hard links on the project's file system: make it a plain file, cp %s %s.new && mv %s.new %s)",
+				qt.String(p), qt.String(filepath.Dir(p)), n, qt.String(p), qt.String(p), qt.String(p), qt.String(p))
 		}
 		return ""
 	}
-	if real, err := h.EvalSymlinks(filepath.Join(s.Home, ".claude-sandbox-init")); err == nil {
+	if real, _, err := linkwalk.Resolve(h, filepath.Join(s.Home, ".claude-sandbox-init")); err == nil {
 		if r := check(real); r != "" {
 			return r
 		}
@@ -68,7 +78,7 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 	for _, t := range skipTrees {
 		skip[filepath.Join(s.Home, t)] = true
 	}
-	for _, d := range []string{s.SandboxHome, s.Homes, s.Tmp, s.tmpRoot, LegacyTmp(s.UID)} {
+	for _, d := range append([]string{s.SandboxHome, s.Homes, s.Tmp, s.tmpRoot, LegacyTmp(s.UID)}, writable...) {
 		if d != "" {
 			skip[filepath.Clean(d)] = true
 		}
@@ -77,20 +87,19 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 		dir   string
 		dots  bool // only its dot-files and dot-directories
 		depth int  // levels of subdirectories to look into
+		path  bool // a PATH directory
 	}
 	// The home's walk first: the others read only what it has not.
-	scans, more := []scan{{s.Home, true, scanDepth - 1}}, []scan(nil)
+	scans, more := []scan{{s.Home, true, scanDepth - 1, false}}, []scan(nil)
 	inDotDir := func(p string) bool {
 		r, err := filepath.Rel(s.Home, p)
 		return err == nil && under(p, s.Home) && strings.HasPrefix(r, ".")
 	}
 	if x, ok := newEnv(s.Environ).get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) && !inDotDir(filepath.Clean(x)) {
-		more = append(more, scan{filepath.Clean(x), false, scanDepth - 2})
+		more = append(more, scan{filepath.Clean(x), false, scanDepth - 2, false})
 	}
 	for _, p := range pathDirs {
-		if under(p, s.Home) {
-			more = append(more, scan{p, false, 0})
-		}
+		more = append(more, scan{p, false, 0, true})
 	}
 	read := 0
 	cut := func(d, why string) string {
@@ -112,10 +121,13 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 			if sc.dots && !strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			if n++; n > maxDirEntries {
+			if sc.path {
+				if n++; n > maxPathDirEntries {
+					return cut(sc.dir, fmt.Sprintf("more than %d entries in it", maxPathDirEntries))
+				}
+			} else if n++; n > maxDirEntries {
 				return cut(sc.dir, fmt.Sprintf("more than %d entries in it", maxDirEntries))
-			}
-			if read++; read > maxScanEntries {
+			} else if read++; read > maxScanEntries {
 				return cut(sc.dir, fmt.Sprintf("more than %d entries in all", maxScanEntries))
 			}
 			p := filepath.Join(sc.dir, e.Name())
@@ -125,11 +137,22 @@ func (s Spec) hardlinked(h Host, dir string, pathDirs []string) string {
 					return r
 				}
 			case e.IsDir() && sc.depth >= 0:
-				scans = append(scans, scan{p, false, sc.depth - 1})
+				scans = append(scans, scan{p, false, sc.depth - 1, false})
 			}
 		}
 	}
 	return ""
+}
+
+// userMayWrite reports whether the user (and so the agent) can write the
+// file or make it writable: it is theirs, or writable by group or others.
+// Unknown owners count as the user's.
+func (s Spec) userMayWrite(fi fs.FileInfo) bool {
+	if fi.Mode().Perm()&0o022 != 0 {
+		return true
+	}
+	uid, ok := fileOwner(fi)
+	return !ok || uid == s.UID
 }
 
 // linkCount returns a file's link count and device, when the host tells

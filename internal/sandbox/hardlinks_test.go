@@ -59,7 +59,7 @@ func TestHardlinkedKeepsProjectFromRW(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := "its project /home/u/projects/p holds another name of " + tt.file + " (a file of 2 hard links on its file system"
+			want := "its project /home/u/projects/p holds perhaps another name of " + tt.file + " (found in " + filepath.Dir(tt.file) + ", a file of 2 hard links on the project's file system"
 			got := false
 			for _, n := range l.Notices {
 				got = got || strings.Contains(n, want)
@@ -106,7 +106,7 @@ func TestHardlinkedDeeper(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := "its project /home/u/projects/p holds another name of " + tt.file + " (a file of 2 hard links on its file system"
+			want := "its project /home/u/projects/p holds perhaps another name of " + tt.file + " (found in " + filepath.Dir(tt.file) + ", a file of 2 hard links on the project's file system"
 			got := false
 			for _, n := range l.Notices {
 				got = got || strings.Contains(n, want)
@@ -157,6 +157,117 @@ func TestHardlinkedScanCut(t *testing.T) {
 			}
 			if tt.want != "" && !strings.Contains(got, "its project /home/u/projects/p holds") {
 				t.Errorf("notice %q: the project is shown", got)
+			}
+		})
+	}
+}
+
+// ownedHost is a linkedHost whose files have the owners given (the
+// user's, 1000, for the others).
+type ownedHost struct {
+	linkedHost
+	owners map[string]int
+}
+
+type ownedInfo struct {
+	linkedInfo
+	uid int
+}
+
+func (i ownedInfo) Sys() any   { return i }
+func (i ownedInfo) Owner() int { return i.uid }
+func (h ownedHost) Lstat(p string) (fs.FileInfo, error) {
+	fi, err := h.linkedHost.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	uid, ok := h.owners[p]
+	if !ok {
+		uid = 1000
+	}
+	return ownedInfo{fi.(linkedInfo), uid}, nil
+}
+
+// TestHardlinkScanSkipsWritableMounts: hard links the agent made inside
+// a place the sandbox writes (`rw-try ~/.opam`, the shipped example) say
+// nothing of another project, which keeps its read-write bind.
+func TestHardlinkScanSkipsWritableMounts(t *testing.T) {
+	for _, tt := range []struct {
+		name, config string
+		want         bool
+	}{
+		{"rw-try", "rw-try ~/.opam", false},
+		{"rw", "rw ~/.opam", false},
+		{"dev", "dev ~/.opam", false},
+		{"not a mount", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			files := []string{"/home/u/.opam/default/bin/ocaml", "/home/u/.opam/default/bin/ocaml.opt"}
+			h.files["/home/u/.opam/default"] = "d"
+			h.files["/home/u/.opam/default/bin"] = "d"
+			links := map[string]uint64{}
+			for _, f := range files {
+				h.files[f] = "f"
+				links[f] = 2
+			}
+			s := baseSpec()
+			s.Config = parseConfig(t, s, tt.config)
+			l, err := Build(linkedHost{h, links}, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rw := false
+			for _, o := range l.Plan.Ops {
+				rw = rw || (o.Src == "/home/u/projects/p" && o.Dest == o.Src && o.IsWritable())
+			}
+			if rw != !tt.want {
+				t.Errorf("project read-write: %v, want %v (%q)", rw, !tt.want, l.Notices)
+			}
+			if !tt.want {
+				return
+			}
+			want := "its project /home/u/projects/p holds perhaps another name of /home/u/.opam/default/bin/ocaml (found in /home/u/.opam/default/bin, a file of 2 hard links on the project's file system"
+			got := false
+			for _, n := range l.Notices {
+				got = got || strings.Contains(n, want)
+			}
+			if !got {
+				t.Errorf("no notice %q (%q)", want, l.Notices)
+			}
+		})
+	}
+}
+
+// TestHardlinkedPathDirOutsideHome: every PATH directory is read for hard
+// links, not only those of the home; a file the user can neither write nor
+// chmod (root's /usr/bin/perl and its perl5.36.0) does not count.
+func TestHardlinkedPathDirOutsideHome(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		owner int
+		want  bool
+	}{
+		{"the user's", 1000, true},
+		{"root's", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := debianHost()
+			h.files["/opt/tools"] = "d"
+			h.files["/opt/tools/tool"] = "f"
+			s := baseSpec()
+			s.Environ = append(append([]string(nil), baseEnv...), "PATH=/opt/tools:/usr/bin")
+			l, err := Build(ownedHost{linkedHost{h, map[string]uint64{"/opt/tools/tool": 2}}, map[string]int{"/opt/tools/tool": tt.owner}}, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "its project /home/u/projects/p holds perhaps another name of /opt/tools/tool (found in /opt/tools, a file of 2 hard links on the project's file system"
+			got := false
+			for _, n := range l.Notices {
+				got = got || strings.Contains(n, want)
+			}
+			if got != tt.want {
+				t.Errorf("notice %q: %v, want %v (%q)", want, got, tt.want, l.Notices)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	"github.com/claude-sandbox/claude-sandbox/internal/linkwalk"
 	qname "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
@@ -62,7 +63,7 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 	rw := mode == sandboxcfg.ProjectRW
 	if rw {
 		// What the host runs must not lie where the sandbox writes.
-		if p := s.hostRuns(h, dir); p != "" {
+		if p := s.hostRuns(h, dir, l.writableElsewhere(s, dir)); p != "" {
 			pp.notShown = fmt.Sprintf("its project %s holds %s, which the host runs or reads", qname.String(dir), p)
 			pp.fix = fmt.Sprintf("add `project ro` to %s to show it read-only", s.ConfigName)
 			return pp, nil
@@ -81,6 +82,29 @@ func (l *Launch) addProject(h Host, s Spec) (projectPlan, error) {
 	l.Notes = append(l.Notes, fmt.Sprintf("project: %s (%s) %s (%s); starts in %s", dir, why, how, from, pwd))
 	pp.Dir, pp.RW = dir, rw
 	return pp, nil
+}
+
+// writableElsewhere lists the host directories other than dir that the
+// sandbox can write: its home and /tmp, the caches, the config's rw, rw-try
+// and dev binds.
+func (l *Launch) writableElsewhere(s Spec, dir string) []string {
+	var out []string
+	ms, _ := writableMounts(s)
+	for _, m := range ms {
+		out = append(out, m.host)
+	}
+	for _, o := range l.Plan.Ops {
+		if o.IsWritable() {
+			out = append(out, o.Src)
+		}
+	}
+	var keep []string
+	for _, w := range out {
+		if w = filepath.Clean(w); w != "" && w != "." && w != dir && w != s.Home && !under(s.Home, w) {
+			keep = append(keep, w)
+		}
+	}
+	return keep
 }
 
 // projectCandidate returns the project of the working directory and why it
@@ -141,8 +165,12 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 // configuration, or "": a directory of the launcher's PATH, the
 // netns-enter helper, the agent's directory, the launcher's executable, the
 // config file or a symlink hop on its way, or the target of a symlink of
-// the home's dot-files, of ~/.config or of a PATH directory in the home.
-func (s Spec) hostRuns(h Host, dir string) string {
+// the home's dot-files, of ~/.config or of a PATH directory. Each path is
+// resolved as the kernel will (reaches): a dangling link names what the
+// agent can create, and a path that cannot be resolved counts as inside.
+// writable are the other places the sandbox writes, which the scan for
+// hard links skips.
+func (s Spec) hostRuns(h Host, dir string, writable []string) string {
 	env := newEnv(s.Environ)
 	path, _ := env.get("PATH")
 	// The agent's directory too: claude-update runs what it installs
@@ -170,9 +198,9 @@ func (s Spec) hostRuns(h Host, dir string) string {
 		}
 		v = filepath.Clean(v)
 		cands = append(cands, v)
-		real, err := h.EvalSymlinks(v)
+		real, _, err := linkwalk.Resolve(h, v)
 		if err != nil {
-			real = v
+			return unresolved(v, err, "")
 		}
 		for _, c := range []string{v, real} {
 			if under(dir, c) && c != s.Home && !under(s.Home, c) {
@@ -184,48 +212,40 @@ func (s Spec) hostRuns(h Host, dir string) string {
 		if p == dir || under(p, dir) {
 			return p
 		}
-		if real, err := h.EvalSymlinks(p); err == nil && (real == dir || under(real, dir)) {
-			return p
+		if r := reaches(h, p, dir, "", ""); r != "" {
+			return r
 		}
 	}
 	// The config file and every link on its way.
 	cfg := filepath.Join(s.Home, ".claude-sandbox-init")
-	for i := 0; i < 16; i++ {
-		if under(cfg, dir) {
-			return cfg
-		}
-		fi, err := h.Lstat(cfg)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			break
-		}
-		t, err := h.Readlink(cfg)
-		if err != nil {
-			break
-		}
-		if !filepath.IsAbs(t) {
-			t = filepath.Join(filepath.Dir(cfg), t)
-		}
-		cfg = filepath.Clean(t)
+	real, hops, err := linkwalk.Resolve(h, cfg)
+	if err != nil {
+		return unresolved(cfg, err, "")
 	}
-	if real, err := h.EvalSymlinks(filepath.Join(s.Home, ".claude-sandbox-init")); err == nil && under(real, dir) {
-		return real
+	for _, p := range append(hops, real) {
+		if p == dir || under(p, dir) {
+			return p
+		}
 	}
 	// Links into the project from where the host looks for what it runs
 	// or reads as configuration: the home's dot-files (~/.bashrc,
 	// ~/.gitconfig, a dotfiles repository's links), the entries of
 	// ~/.config, ~/.ssh (ProxyCommand) and ~/.gnupg (pinentry-program),
-	// and the programs in the PATH directories of the home (a link
-	// ~/.local/bin/claude to a checkout's build).
+	// and the programs in every PATH directory (a link
+	// ~/.local/bin/claude to a checkout's build, or one that sudo ln -s
+	// made in /usr/local/bin).
 	dirs := []string{s.Home, filepath.Join(s.Home, ".config"), filepath.Join(s.Home, ".ssh"), filepath.Join(s.Home, ".gnupg")}
 	if x, ok := env.get("XDG_CONFIG_HOME"); ok && filepath.IsAbs(x) {
 		dirs = append(dirs, filepath.Clean(x))
 	}
-	for _, p := range pathDirs {
-		if under(p, s.Home) {
-			dirs = append(dirs, p)
-		}
-	}
+	nHome := len(dirs)
+	dirs = append(dirs, pathDirs...)
+	seen := map[string]bool{}
 	for i, d := range dirs {
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
 		// The types as the directory tells them: no stat of each entry.
 		ents, _ := h.ReadDir(d)
 		for _, e := range ents {
@@ -233,18 +253,48 @@ func (s Spec) hostRuns(h Host, dir string) string {
 				continue
 			}
 			l := filepath.Join(d, e.Name())
-			real, err := h.EvalSymlinks(l)
-			if err != nil {
-				continue
-			}
 			// The project itself, something in it, or a directory
 			// that holds it (other than the home and above).
-			if real == dir || under(real, dir) || (under(dir, real) && real != s.Home && !under(s.Home, real)) {
-				return fmt.Sprintf("%s (the target of %s)", qname.String(real), qname.String(l))
+			note := ""
+			if i >= nHome {
+				note = ", in your PATH directory " + qname.String(d)
+			}
+			if r := reaches(h, l, dir, s.Home, note); r != "" {
+				return r
 			}
 		}
 	}
-	return s.hardlinked(h, dir, pathDirs)
+	return s.hardlinked(h, dir, pathDirs, writable)
+}
+
+// reaches tells how the host path p, resolved as the kernel will, reaches
+// into dir: its target there, or a symlink hop on its way that lies there
+// (the agent can point it anywhere); "" if it does not. A p that cannot be
+// resolved counts as reaching it. With home set, a target holding dir
+// counts too, unless it is the home or above it. note ends the line's
+// parenthesis.
+func reaches(h Host, p, dir, home, note string) string {
+	real, hops, err := linkwalk.Resolve(h, p)
+	if err != nil {
+		return unresolved(p, err, note)
+	}
+	for _, l := range hops {
+		if l != p && (l == dir || under(l, dir)) {
+			return fmt.Sprintf("%s (a symlink on the way from %s%s)", qname.String(l), qname.String(p), note)
+		}
+	}
+	if real == p {
+		return ""
+	}
+	if real == dir || under(real, dir) || (home != "" && under(dir, real) && real != home && !under(home, real)) {
+		return fmt.Sprintf("%s (the target of %s%s)", qname.String(real), qname.String(p), note)
+	}
+	return ""
+}
+
+// unresolved says that p, which cannot be resolved, counts as inside.
+func unresolved(p string, err error, note string) string {
+	return fmt.Sprintf("perhaps %s (it cannot be resolved: %v; counted as inside%s)", qname.String(p), err, note)
 }
 
 // configVars name files or directories of configuration that the user's

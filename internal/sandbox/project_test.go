@@ -112,7 +112,7 @@ func TestProject(t *testing.T) {
 			h.files["/home/u/projects/p/build"] = "d"
 			h.files["/home/u/projects/p/build/tool"] = "f"
 		}, chdir: "/home/u",
-			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/tool (the target of /home/u/.local/bin/tool), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/build/tool (the target of /home/u/.local/bin/tool, in your PATH directory /home/u/.local/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
 		{name: "the launcher in the project", pwd: "/home/u/projects/p", launcher: "/home/u/projects/p/build/claude-sandbox", host: func(h *fakeHost) {
 			h.files["/home/u/projects/p/build"] = "d"
 			h.files["/home/u/projects/p/build/claude-sandbox"] = "f"
@@ -139,6 +139,87 @@ func TestProject(t *testing.T) {
 			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds /home/u/projects/p/env.sh, which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
 		{name: "ZDOTDIR as the home changes nothing", pwd: "/home/u/projects/p", env: "ZDOTDIR=/home/u",
 			want: "/home/u/projects/p", kind: bwrap.Bind, chdir: "/home/u/projects/p"},
+		// What the kernel will reach, not what exists now: a link whose
+		// target the agent can create counts as the target.
+		{name: "a PATH entry through a link, before its directory is made", pwd: "/home/u/src/proj", path: "/home/u/p/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/proj"] = "d"
+			h.files["/home/u/p"] = "src/proj"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/proj is not visible in the sandbox: its project /home/u/src/proj holds /home/u/src/proj/bin (the target of /home/u/p/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a PATH entry through links through links, before its directory is made", pwd: "/home/u/src/proj", path: "/home/u/q/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/proj"] = "d"
+			h.files["/home/u/p"] = "src/proj"
+			h.files["/home/u/q"] = "/home/u/p"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/proj is not visible in the sandbox: its project /home/u/src/proj holds /home/u/src/proj/bin (the target of /home/u/q/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a program of a PATH directory links to a build the project has not made", pwd: "/home/u/src/tool", path: "/home/u/.local/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/tool"] = "d"
+			h.files["/home/u/.local"] = "d"
+			h.files["/home/u/.local/bin"] = "d"
+			h.files["/home/u/.local/bin/tool"] = "/home/u/src/tool/build/tool"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/tool is not visible in the sandbox: its project /home/u/src/tool holds /home/u/src/tool/build/tool (the target of /home/u/.local/bin/tool, in your PATH directory /home/u/.local/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a program of a PATH directory links through a link to a build the project has not made", pwd: "/home/u/src/tool", path: "/home/u/.local/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/tool"] = "d"
+			h.files["/home/u/.local"] = "d"
+			h.files["/home/u/.local/bin"] = "d"
+			h.files["/home/u/.local/bin/tool"] = "../tool"
+			h.files["/home/u/.local/tool"] = "../src/tool/build/tool"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/tool is not visible in the sandbox: its project /home/u/src/tool holds /home/u/src/tool/build/tool (the target of /home/u/.local/bin/tool, in your PATH directory /home/u/.local/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a link in a PATH directory through a link the project holds", pwd: "/home/u/src/tool", path: "/home/u/.local/bin:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/tool"] = "d"
+			h.files["/home/u/src/tool/env"] = "/usr/bin/env"
+			h.files["/home/u/.local"] = "d"
+			h.files["/home/u/.local/bin"] = "d"
+			h.files["/home/u/.local/bin/x"] = "/home/u/src/tool/env"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/tool is not visible in the sandbox: its project /home/u/src/tool holds /home/u/src/tool/env (a symlink on the way from /home/u/.local/bin/x, in your PATH directory /home/u/.local/bin), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "dangling dot-files into a dotfiles project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/.bash_aliases"] = "dotfiles/bash_aliases"
+			h.files["/home/u/.gitconfig"] = "dotfiles/gitconfig"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/bash_aliases (the target of /home/u/.bash_aliases), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dangling ~/.gitconfig through a link into a dotfiles project", pwd: "/home/u/dotfiles", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/links"] = "d"
+			h.files["/home/u/links/gitconfig"] = "../dotfiles/gitconfig"
+			h.files["/home/u/.gitconfig"] = "links/gitconfig"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/gitconfig (the target of /home/u/.gitconfig), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "GIT_CONFIG_GLOBAL through a dangling link into the project", pwd: "/home/u/dotfiles", env: "GIT_CONFIG_GLOBAL=/home/u/cfg/git", host: func(h *fakeHost) {
+			h.files["/home/u/dotfiles"] = "d"
+			h.files["/home/u/cfg"] = "dotfiles"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/dotfiles is not visible in the sandbox: its project /home/u/dotfiles holds /home/u/dotfiles/git (the target of /home/u/cfg/git), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dot-file that cannot be resolved counts as inside", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
+			h.files["/home/u/.loop"] = ".loop"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/projects/p is not visible in the sandbox: its project /home/u/projects/p holds perhaps /home/u/.loop (it cannot be resolved: too many levels of symbolic links; counted as inside), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		// Every PATH directory, not only those of the home: what sudo ln -s
+		// makes in /usr/local/bin runs as root.
+		{name: "a link of a PATH directory outside the home into the project", pwd: "/home/u/src/tool", path: "/opt/tools:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/tool"] = "d"
+			h.files["/home/u/src/tool/build"] = "d"
+			h.files["/home/u/src/tool/build/tool"] = "f"
+			h.files["/opt/tools"] = "d"
+			h.files["/opt/tools/tool"] = "/home/u/src/tool/build/tool"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/tool is not visible in the sandbox: its project /home/u/src/tool holds /home/u/src/tool/build/tool (the target of /opt/tools/tool, in your PATH directory /opt/tools), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
+		{name: "a dangling link of a PATH directory outside the home into the project", pwd: "/home/u/src/tool", path: "/opt/tools:/usr/bin", host: func(h *fakeHost) {
+			h.files["/home/u/src"] = "d"
+			h.files["/home/u/src/tool"] = "d"
+			h.files["/opt/tools"] = "d"
+			h.files["/opt/tools/tool"] = "/home/u/src/tool/build/tool"
+		}, chdir: "/home/u",
+			notice: "the working directory /home/u/src/tool is not visible in the sandbox: its project /home/u/src/tool holds /home/u/src/tool/build/tool (the target of /opt/tools/tool, in your PATH directory /opt/tools), which the host runs or reads; add `project ro` to ~/.claude-sandbox-init to show it read-only"},
 		{name: "dot-files linking elsewhere, or to the home, are not the project's", pwd: "/home/u/projects/p", host: func(h *fakeHost) {
 			h.files["/home/u/dotfiles"] = "d"
 			h.files["/home/u/dotfiles/bashrc"] = "f"

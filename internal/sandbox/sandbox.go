@@ -31,10 +31,11 @@ type Host interface {
 	// ReadDir lists a directory, with each entry's type as the
 	// directory itself tells it (no stat of each entry).
 	ReadDir(path string) ([]fs.DirEntry, error)
-	EvalSymlinks(path string) (string, error)
-	// ReadFile reads a regular file (git's index, .git files) of at most
-	// MaxReadFile bytes, not following a symlink in its last component.
-	ReadFile(path string) ([]byte, error)
+	// ReadFile reads a regular file (git's index, .git files), not
+	// following a symlink in its last component; one of more than max
+	// bytes, as fstat tells on the opened file, is not read: the error is
+	// a *TooLargeError.
+	ReadFile(path string, max int64) ([]byte, error)
 	// Reachable reports whether a unix stream socket accepts connections.
 	Reachable(socket string) bool
 }

@@ -165,7 +165,7 @@ func (h *fakeHost) EvalSymlinks(p string) (string, error) {
 
 func (h *fakeHost) Reachable(s string) bool { return h.reachable[s] }
 
-func (h *fakeHost) ReadFile(p string) ([]byte, error) {
+func (h *fakeHost) ReadFile(p string, max int64) ([]byte, error) {
 	if fi, err := h.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: syscall.ELOOP}
 	}
@@ -174,6 +174,9 @@ func (h *fakeHost) ReadFile(p string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
 	}
 	if b, ok := h.contents[r]; ok {
+		if int64(len(b)) > max {
+			return nil, &TooLargeError{int64(len(b)), max}
+		}
 		return []byte(b), nil
 	}
 	if h.files[r] == "f" {

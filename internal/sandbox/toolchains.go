@@ -213,7 +213,7 @@ func (f settingsFiles) ReadFile(p string) ([]byte, error) {
 			return nil, errors.New("it is " + real + ", in " + w + ", which the sandbox can write")
 		}
 	}
-	return f.h.ReadFile(real)
+	return f.h.ReadFile(real, MaxSettingsFile)
 }
 
 // showCertFile shows a CA file a setting names, read-only at its path,
@@ -243,7 +243,7 @@ func (l *Launch) showCertFile(h Host, home, f string, writable []string) string 
 			return "it lies in " + c + ", where credentials are kept"
 		}
 	}
-	data, err := h.ReadFile(real)
+	data, err := h.ReadFile(real, MaxSettingsFile)
 	if err != nil {
 		return "it cannot be read: " + err.Error()
 	}

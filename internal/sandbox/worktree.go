@@ -28,7 +28,7 @@ func (g *gitGuard) exposeWorktree(dotgit, gitdir, common string) error {
 	if dotgit == gitdir || filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
 		return nil
 	}
-	b, err := g.h.ReadFile(filepath.Join(gitdir, "gitdir"))
+	b, err := g.h.ReadFile(filepath.Join(gitdir, "gitdir"), MaxGitFile)
 	if err != nil {
 		return nil
 	}

@@ -24,9 +24,7 @@ func openBinds(l *sandbox.Launch, in inputs, early *earlyOpens) (*bound, error) 
 	}
 	rules := dirRules(k, uid)
 	homeRules(rules, l, uid)
-	if err := tmpRules(rules, l, uid); err != nil {
-		return nil, err
-	}
+	tmpRules(rules, l, uid)
 	if err := cacheRules(rules, l, uid); err != nil {
 		return nil, err
 	}

@@ -114,31 +114,19 @@ func tmpRule(path string, uid int) srcRule {
 		}}
 }
 
-// tmpRules makes the directory CLAUDE_SBX_TMP names when missing and
-// checks it, then adds the check of the project's directory in it, which
-// is bound at /tmp (sandbox.Launch.Tmp), to rules.
-func tmpRules(rules map[string]srcRule, l *sandbox.Launch, uid int) error {
+// tmpRules adds the check of the project's directory in the one
+// CLAUDE_SBX_TMP names, which is bound at /tmp (sandbox.Launch.Tmp), to
+// rules: bindFromFDs checks or makes CLAUDE_SBX_TMP's directory first,
+// then the project's in it, each through the fd of its parent and never
+// through a symlink the sandbox can write.
+func tmpRules(rules map[string]srcRule, l *sandbox.Launch, uid int) {
 	if l.Tmp == "" {
-		return nil
+		return
 	}
-	rule := tmpRule(l.TmpRoot, uid)
-	parent, r, err := openOrParent(l.TmpRoot, rule)
-	if err != nil {
-		return err
-	}
-	if r == nil {
-		r, err = createDir(parent, l.TmpRoot, rule)
-		parent.Close()
-		if err != nil {
-			return err
-		}
-	} else if err := rule.check(r); err != nil {
-		r.Close()
-		return err
-	}
-	r.Close()
-	rules[l.Tmp] = tmpRule(l.Tmp, uid)
-	return nil
+	root := tmpRule(l.TmpRoot, uid)
+	rule := tmpRule(l.Tmp, uid)
+	rule.parent = &root
+	rules[l.Tmp] = rule
 }
 
 func linkTarget(r *hostpath.Resolved) string {

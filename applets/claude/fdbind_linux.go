@@ -40,6 +40,10 @@ type srcRule struct {
 	create      bool
 	checkParent func(parent *hostpath.Resolved) error
 	name        string
+	// parent, with create, is the rule of the directory that holds this
+	// one (CLAUDE_SBX_TMP's, which holds each project's /tmp): it is
+	// checked, or made when missing, the same way first.
+	parent *srcRule
 }
 
 // bindError is a refused bind source: origin names the config line, if
@@ -139,6 +143,9 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 		r *hostpath.Resolved
 		// parent is set, and r nil, for a directory still to create.
 		parent *hostpath.Resolved
+		// mkParent: parent is the grandparent, and the parent is to be
+		// made in it first (by the rule's parent rule).
+		mkParent bool
 	}
 	var srcs []src
 	out := &bound{roots: map[hostpath.ID]string{}}
@@ -166,6 +173,42 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			continue
 		}
 		rule := b.rules[o.Src]
+		if rule.create && rule.parent != nil {
+			dir := filepath.Dir(o.Src)
+			gp, pr, err := openOrParent(dir, *rule.parent)
+			if err != nil {
+				return nil, err
+			}
+			if pr == nil {
+				srcs = append(srcs, src{i: len(ops), parent: gp, mkParent: true})
+				ops = append(ops, o)
+				continue
+			}
+			err = rule.parent.check(pr)
+			if err == nil && rule.checkParent != nil {
+				err = rule.checkParent(pr)
+			}
+			var r *hostpath.Resolved
+			if err == nil {
+				r, err = pr.Child(filepath.Base(o.Src))
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				srcs = append(srcs, src{i: len(ops), parent: pr})
+				ops = append(ops, o)
+				continue
+			}
+			pr.Close()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", rule.name, quote.String(o.Src), err)
+			}
+			srcs = append(srcs, src{i: len(ops), r: r})
+			ops = append(ops, o)
+			if err := rule.check(r); err != nil {
+				return nil, err
+			}
+			out.roots[r.ID()] = o.Src
+			continue
+		}
 		if rule.create {
 			parent, r, err := openOrParent(o.Src, rule)
 			if err != nil {
@@ -235,6 +278,14 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			// Nothing is created through a link the agent planted.
 			if err := out.checkHops(s.parent); err != nil {
 				return nil, &bindError{o.Origin, err}
+			}
+			if s.mkParent {
+				pr, err := createDir(s.parent, filepath.Dir(o.Src), *rule.parent)
+				if err != nil {
+					return nil, err
+				}
+				s.parent.Close()
+				s.parent = pr
 			}
 			r, err := createDir(s.parent, o.Src, rule)
 			if err != nil {

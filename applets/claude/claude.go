@@ -27,6 +27,10 @@ Sandbox flags (only before the first other argument):
   --sandbox-network=host     run in the host's network, not the agents namespace
   --sandbox-help             this text
 
+Agent flags the launcher acts on:
+  -w, --worktree [NAME]      run the session in the worktree .claude/worktrees/NAME
+                             of the checkout (branch worktree-NAME), made with your git
+
 Environment: CLAUDE_SBX_BINDIR, CLAUDE_SBX_HOME, CLAUDE_SBX_TMP, CLAUDE_SBX_NETNS.
 Configuration: ~/.claude-sandbox-init.
 `
@@ -49,6 +53,8 @@ type options struct {
 	shell       bool
 	hostNetwork bool
 	args        []string
+	// worktree is the agent's -w, taken out of args.
+	worktree *worktreeFlag
 }
 
 // parseArgs takes the launcher's flags from the front of args. Flags of
@@ -99,6 +105,12 @@ func parseArgs(args []string) (options, error) {
 		}
 	}
 	o.args = args[i:]
+	if !o.shell {
+		var err error
+		if o.worktree, o.args, err = takeWorktree(o.args); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
 }
 

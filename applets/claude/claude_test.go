@@ -30,6 +30,17 @@ func TestParseArgs(t *testing.T) {
 		{"unknown sandbox flag", []string{"--sandbox-frob"}, options{}, "unknown flag --sandbox-frob"},
 		{"bad seccomp format", []string{"--sandbox-seccomp=json"}, options{}, "want --sandbox-seccomp=table or --sandbox-seccomp=bpf"},
 		{"conflict", []string{"--sandbox-dry-run", "--sandbox-seccomp=bpf"}, options{}, "conflicts"},
+		{"worktree named", []string{"-w", "feat1", "-p", "hi"}, options{args: []string{"-p", "hi"}, worktree: &worktreeFlag{"feat1", true}}, ""},
+		{"worktree long", []string{"-p", "hi", "--worktree", "feat1"}, options{args: []string{"-p", "hi"}, worktree: &worktreeFlag{"feat1", true}}, ""},
+		{"worktree =", []string{"--worktree=feat.1_a-b", "-p"}, options{args: []string{"-p"}, worktree: &worktreeFlag{"feat.1_a-b", true}}, ""},
+		{"worktree joined", []string{"-wfeat1"}, options{args: []string{}, worktree: &worktreeFlag{"feat1", true}}, ""},
+		{"worktree after --", []string{"-p", "--", "-w", "x"}, options{args: []string{"-p", "--", "-w", "x"}}, ""},
+		{"worktree in a shell's args", []string{"--shell", "-w", "x"}, options{shell: true, args: []string{"-w", "x"}}, ""},
+		{"worktree twice", []string{"-w", "a", "--worktree", "b"}, options{}, "-w/--worktree given twice"},
+		{"worktree bad name", []string{"-w", "a/b"}, options{}, `-w a/b: not a worktree name`},
+		{"worktree dot-dot", []string{"--worktree=a..b"}, options{}, "not a worktree name"},
+		{"worktree leading dot", []string{"-w.x"}, options{}, "not a worktree name"},
+		{"worktree empty", []string{"--worktree="}, options{}, "not a worktree name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,7 +54,10 @@ func TestParseArgs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseArgs(%q): %v", tt.args, err)
 			}
-			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(options{})); diff != "" {
+			if tt.want.worktree == nil && got.worktree != nil {
+				t.Fatalf("parseArgs(%q): worktree %+v, want none", tt.args, got.worktree)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(options{}, worktreeFlag{})); diff != "" {
 				t.Errorf("parseArgs(%q) mismatch (-want +got):\n%s", tt.args, diff)
 			}
 		})
@@ -87,5 +101,24 @@ func TestReadKnobs(t *testing.T) {
 				t.Errorf("readKnobs = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestWorktreeUnnamed: -w without a name (the next argument is a flag, or
+// there is none) makes one up, never the same twice.
+func TestWorktreeUnnamed(t *testing.T) {
+	for _, args := range [][]string{{"-w"}, {"-w", "-p", "hi"}, {"--worktree", "--model", "x"}} {
+		o, err := parseArgs(args)
+		if err != nil || o.worktree == nil || o.worktree.given || !strings.HasPrefix(o.worktree.name, "session-") || checkWorktreeName(o.worktree.name) != nil {
+			t.Fatalf("parseArgs(%q) = %+v, %v; want a made-up name", args, o.worktree, err)
+		}
+		if len(o.args) != len(args)-1 {
+			t.Errorf("parseArgs(%q).args = %q, want the rest", args, o.args)
+		}
+	}
+	a, _ := parseArgs([]string{"-w"})
+	b, _ := parseArgs([]string{"-w"})
+	if a.worktree.name == b.worktree.name {
+		t.Errorf("two made-up names are both %q", a.worktree.name)
 	}
 }

@@ -119,6 +119,10 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 		workers:  make(chan struct{}, inertWorkers()),
 	}
 	x.entries.Store(maxInertEntries)
+	x.atStart = map[string]bool{}
+	for _, g := range scan.Layouts {
+		x.atStart[g] = true
+	}
 	if l.SandboxHome != "" {
 		x.always = map[string]bool{l.SandboxHome: true, filepath.Join(l.SandboxHome, ".claude"): true}
 	}
@@ -154,8 +158,11 @@ func inert(l *sandbox.Launch, prints gitPrints, w io.Writer) {
 func inertWorkers() int { return min(runtime.NumCPU(), 8) - 1 }
 
 type inerter struct {
-	prints   gitPrints
-	always   map[string]bool
+	prints gitPrints
+	always map[string]bool
+	// atStart are the git directories the start's scan found (and
+	// protected: read-only inside).
+	atStart  map[string]bool
 	stamp    string
 	entries  atomic.Int64
 	deadline time.Time
@@ -291,15 +298,38 @@ func (x *inerter) walk(fd int, p string, depth int, buf []byte) {
 
 // keepDotGit reports whether the .git in directory fd (host path p) is
 // left as it is: it is older than the session (a .git file: unchanged
-// since), and p is not the sandbox home's root nor its .claude.
+// since; a directory the start did not protect: its entries too), and p is
+// not the sandbox home's root nor its .claude.
 func (x *inerter) keepDotGit(fd int, p string, isDir bool) bool {
 	if x.always[p] {
 		return false
 	}
 	if isDir {
-		return !x.prints.born(fd, ".git")
+		// An empty one is what bwrap makes as the mount point of a bind
+		// below it (a linked worktree's repository, in the sandbox
+		// home): git takes no empty directory for a repository. What a
+		// later session puts in it changes it (HEAD and a commondir
+		// are a repository of the directory commondir names).
+		if emptyDir(fd, ".git") {
+			return true
+		}
+		if x.prints.born(fd, ".git") {
+			return false
+		}
+		return x.atStart[filepath.Join(p, ".git")] || !x.prints.changed(fd, ".git")
 	}
 	return !x.prints.born(fd, ".git") && !x.prints.changed(fd, ".git")
+}
+
+// emptyDir reports whether the directory name in fd has no entries.
+func emptyDir(fd int, name string) bool {
+	dfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(dfd)
+	ents, err := readDir(dfd, make([]byte, 512))
+	return err == nil && len(ents) == 0
 }
 
 // unchanged reports whether git directory fd is older than the session,

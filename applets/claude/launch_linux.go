@@ -43,6 +43,26 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 		defer early.close()
 	}
 
+	// The agent's -w: its worktree made on the host, and the working
+	// directory (worktree_linux.go).
+	var wt *sessionWorktree
+	if o.worktree != nil && (o.mode == modeRun || o.mode == modeDryRun) {
+		home, _, err := identity(os.Getuid())
+		if err != nil {
+			return err
+		}
+		pwd, _ := unix.Getwd()
+		if wt, err = prepareWorktree(o.worktree, pwd, home, o.mode == modeDryRun); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdio.Err, "claude: %s\n", wt.notice(o.mode == modeDryRun))
+		if _, err := os.Lstat(wt.dir); err == nil {
+			if err := wt.enter(); err != nil {
+				return err
+			}
+		}
+	}
+
 	// Who runs it, where, and the config (inputs_linux.go).
 	in, err := readInputs()
 	if in.cfg != nil {
@@ -114,6 +134,9 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	inert(l, prints, stdio.Err)
 	updateProfile(l, in.uid) // profile_linux.go
 	sess.summary(stdio.Err)
+	if wt != nil {
+		fmt.Fprintf(stdio.Err, "claude: %s\n", wt.farewell())
+	}
 	return err
 }
 

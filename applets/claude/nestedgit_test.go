@@ -103,3 +103,49 @@ git -C ~ config core.fsmonitor ./fsm.sh
 		t.Errorf("a second start made something inert again: %v", r)
 	}
 }
+
+// TestEmptyDotGitFilledLater: an empty .git directory is left at exit (it
+// is what bwrap makes as a mount point; git takes none for a repository).
+// The agent tries to fill it in a later session with a HEAD and a
+// commondir naming a bare layout of its own, whose config sets
+// core.fsmonitor: that start protects it as a repository (read-only), and
+// a host git status in it runs nothing.
+func TestEmptyDotGitFilledLater(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	s := testutil.NewSandbox(t)
+	markers := filepath.Join(s.Home, "markers")
+	mkUserDir(t, s, markers)
+	proj := filepath.Join(s.Home, "src", "filled")
+	mkUserDir(t, s, proj)
+	cmd := s.Command("--shell", "-c", "mkdir -p sub/.git")
+	cmd.Dir = proj
+	r := testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	if strings.Contains(r.Stderr, "inert") {
+		t.Errorf("an empty .git was made inert: %v", r)
+	}
+	script := `git init -q --bare common
+printf '#!/bin/sh\ntouch ` + markers + `/filled\n' > sub/fsm.sh
+chmod +x sub/fsm.sh
+git --git-dir common config core.bare false
+git --git-dir common config core.fsmonitor ./fsm.sh
+echo 'ref: refs/heads/main' > sub/.git/HEAD
+echo ` + proj + `/common > sub/.git/commondir
+git -C sub status >/dev/null 2>&1 || true
+`
+	cmd = s.Command("--shell", "-c", script)
+	cmd.Dir = proj
+	r = testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	want := "sub/.git/HEAD: Read-only file system"
+	if !strings.Contains(r.Stderr, want) {
+		t.Errorf("stderr lacks %q: %v", want, r)
+	}
+	os.RemoveAll(filepath.Join(markers, "filled")) // the sandbox's own git status
+	c := s.User.Command(s.Home, "git", "-C", filepath.Join(proj, "sub"), "status")
+	c.Env = append(c.Env, "GIT_CONFIG_NOSYSTEM=1")
+	testutil.RunCommand(t, c)
+	if _, err := os.Stat(filepath.Join(markers, "filled")); err == nil {
+		t.Errorf("host git status in %s/sub ran the agent's fsmonitor", proj)
+	}
+}

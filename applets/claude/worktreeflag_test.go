@@ -5,6 +5,7 @@ package claude_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,4 +155,25 @@ func TestWorktreeFlagRefusesPlantedLinks(t *testing.T) {
 			t.Errorf("want exit 1 and stderr %q: %v", want, r)
 		}
 	})
+}
+
+// TestWorktreeFlagDryRun: the dry run says what -w would make and makes
+// nothing.
+func TestWorktreeFlagDryRun(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	s := testutil.NewSandbox(t)
+	main := mainRepo(t, s)
+	cmd := s.Command("--sandbox-dry-run", "-w", "feat1", "-p", "hi")
+	cmd.Dir = main
+	r := testutil.RunCommand(t, cmd)
+	want := "claude: -w: would make the worktree " + filepath.Join(main, ".claude/worktrees/feat1") + " on the branch worktree-feat1 with your git (the dry run shows the working directory's sandbox)\n"
+	if r.Code != 0 || !strings.HasPrefix(r.Stderr, want) {
+		t.Errorf("want exit 0 and stderr starting %q: %v", want, r)
+	}
+	if f := strings.Fields(strings.ReplaceAll(r.Stdout, "\\", "")); len(f) < 3 || f[len(f)-3] == "-w" || f[len(f)-2] != "-p" || f[len(f)-1] != "hi" || slices.Contains(f, "feat1") {
+		t.Errorf("the dry run's chain must end in the agent's arguments without -w: %v", r)
+	}
+	if _, err := os.Lstat(filepath.Join(main, ".claude")); err == nil {
+		t.Errorf("the dry run made %s/.claude", main)
+	}
 }

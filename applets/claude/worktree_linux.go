@@ -234,3 +234,6 @@ func (wt *sessionWorktree) farewell() string {
 	return fmt.Sprintf("-w: the worktree %s (branch %s) stays; when you are done with it: git -C %s worktree remove %s",
 		quote.String(wt.dir), wt.branch, quote.String(wt.repo), quote.String(wt.dir))
 }
+
+// worktreeBranch is the branch a new worktree gets, as the agent names it.
+func worktreeBranch(name string) string { return "worktree-" + name }

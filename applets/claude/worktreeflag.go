@@ -94,6 +94,3 @@ func madeUpWorktreeName() string {
 	rand.Read(b)
 	return "session-" + hex.EncodeToString(b)
 }
-
-// worktreeBranch is the branch a new worktree gets, as the agent names it.
-func worktreeBranch(name string) string { return "worktree-" + name }

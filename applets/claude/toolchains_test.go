@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,10 +180,7 @@ echo x >> /.cargo/config.toml || echo cargo-read-only`)
 		}
 	}
 	// npm itself reads it, when it is installed.
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		testutil.Missing(t, "npm: %v", err)
-	}
+	npm := distCommand(t, "npm")
 	s.Env = append(s.Env, "PATH="+filepath.Join(s.Home, ".local/bin")+":"+filepath.Dir(npm)+":/usr/bin:/bin")
 	r = s.Shell(t, "npm config get @corp:registry; npm config get cafile")
 	mustOK(t, r)
@@ -196,10 +192,7 @@ echo x >> /.cargo/config.toml || echo cargo-read-only`)
 // npm install inside reaches a registry over HTTPS whose CA only the
 // host's npmrc names (a TLS-inspecting proxy's, in companies).
 func TestToolchainNpmRegistryCA(t *testing.T) {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		testutil.Missing(t, "npm: %v", err)
-	}
+	npm := distCommand(t, "npm")
 	s := testutil.NewSandbox(t)
 	tgz := npmTarball(t, "tinypkg", "1.0.0", "module.exports = 'tiny';\n")
 	sum := sha512.Sum512(tgz)
@@ -258,11 +251,8 @@ func npmTarball(t *testing.T, name, version, index string) []byte {
 // A Node and a Python project test inside with no config, with the
 // interpreters where the distribution puts them.
 func TestToolchainNodeAndPythonProjects(t *testing.T) {
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		testutil.Missing(t, "npm: %v", err)
-	}
-	py := testutil.RequireCommand(t, "python3")
+	npm := distCommand(t, "npm")
+	py := distCommand(t, "python3")
 	s := testutil.NewSandbox(t)
 	s.Env = append(s.Env, "PATH="+filepath.Dir(npm)+":"+filepath.Dir(py)+":/usr/bin:/bin")
 	web := filepath.Join(s.Home, "web")
@@ -302,4 +292,21 @@ func writeHomeFiles(t *testing.T, s *testutil.Sandbox, files map[string]string, 
 		}
 		writeUserFile(t, s, p, content, mode)
 	}
+}
+
+// distCommand is the path of the named command in the directories the
+// distribution installs to, which the test user can read; the PATH the
+// tests run with may name root's own (pyenv shims under /root), which the
+// launcher rightly counts as inside a project it cannot resolve them out
+// of.
+func distCommand(t *testing.T, name string) string {
+	t.Helper()
+	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	testutil.Missing(t, "%s not found in /usr/local/bin, /usr/bin or /bin", name)
+	return ""
 }

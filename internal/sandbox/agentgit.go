@@ -40,6 +40,11 @@ func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
 		return err
 	}
 	if args[0] != sandboxcfg.GitCommit {
+		if rules, err := l.pushRules(h, s); err != nil {
+			return err
+		} else if len(rules) > 0 {
+			l.Notices = append(l.Notices, fmt.Sprintf("git push (%s): not used: the agent pushes only from a repository of its own; add `git commit` to %s", rules[0].Origin, s.ConfigName))
+		}
 		return nil
 	}
 	if pp.Dir == "" || !pp.RW {
@@ -74,6 +79,9 @@ func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
 	}
 	l.Plan.Ops = slices.Insert(l.Plan.Ops, k+1, ops...)
 	l.AgentGit, l.agentGitProject = agent, pp.Dir
+	if err := l.usePush(h, s, agent, pp.Dir); err != nil {
+		return err
+	}
 	l.Notes = append(l.Notes, fmt.Sprintf("git commit (%s): the agent commits in %s, bound at %s; %s is read-only at %s; fetch its work with: git fetch %s 'refs/heads/*:refs/remotes/agent/*'",
 		from, agent, dotgit, dotgit, InsideHostGit, agent))
 	return nil
@@ -95,7 +103,9 @@ if [ ! -e .git/HEAD ]; then
 else
 	git fetch -q --no-tags "$g" '+refs/heads/*:refs/remotes/host/*'
 fi
+for r in %s; do git config "remote.$r.url" "sbx::$r"; done
 )
+%s
 exec "$@"`
 
 // wrapAgentGit runs agentGitSetup before the command.
@@ -103,6 +113,14 @@ func (l *Launch) wrapAgentGit() {
 	if l.AgentGit == "" {
 		return
 	}
-	script := fmt.Sprintf(agentGitSetup, quote(l.agentGitProject), quote(InsideHostGit))
+	var remotes []string
+	path := ""
+	for _, r := range l.Pushes {
+		remotes = append(remotes, quote(r.Remote))
+	}
+	if len(remotes) > 0 {
+		path = `PATH="$PATH:` + InsidePushBin + `"; export PATH`
+	}
+	script := fmt.Sprintf(agentGitSetup, quote(l.agentGitProject), quote(InsideHostGit), strings.Join(remotes, " "), path)
 	l.Command = append([]string{"/bin/sh", "-c", strings.TrimSpace(script), "sh"}, l.Command...)
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,60 @@ func TestAgentGit(t *testing.T) {
 			}
 			if tt.wrap && !cmp.Equal(l.Command[4:], []string{"/opt/claude/bin/claude", "-p", "hello world", "", "it's"}) {
 				t.Errorf("command after the setup = %q, want the agent and its arguments", l.Command[4:])
+			}
+		})
+	}
+}
+
+func TestAgentPush(t *testing.T) {
+	const p = "/home/u/projects/p"
+	agent := AgentGitDir("/home/u", p)
+	push := strings.TrimSuffix(agent, ".git") + ".push"
+	for _, tt := range []struct {
+		name, config string
+		want         []PushRule
+		ops          []bwrap.Op
+		notice       string
+	}{
+		{name: "none"},
+		{name: "without git commit", config: "git push origin", notice: "git push (~/.claude-sandbox-init:1): not used: the agent pushes only from a repository of its own; add `git commit` to ~/.claude-sandbox-init"},
+		{name: "default pattern", config: "git commit\ngit push origin",
+			want: []PushRule{{Remote: "origin", Patterns: []string{"agent/*"}, CIPaths: DefaultCIPaths, Origin: "~/.claude-sandbox-init:2"}},
+			ops: []bwrap.Op{
+				{Kind: bwrap.ROBind, Src: push + "/sock.d", Dest: InsidePushDir},
+				{Kind: bwrap.ROBind, Src: "/usr/local/bin/claude-sandbox", Dest: InsidePushBin + "/git-remote-sbx"},
+			}},
+		{name: "patterns, ci paths, ci, the last line of a remote wins", config: "git commit\ngit push origin x\ngit push fork feat/* ci:.woodpecker/ ci\ngit push origin agent/* bot/*",
+			want: []PushRule{
+				{Remote: "fork", Patterns: []string{"feat/*"}, CI: true, CIPaths: append(slices.Clone(DefaultCIPaths), ".woodpecker/"), Origin: "~/.claude-sandbox-init:3"},
+				{Remote: "origin", Patterns: []string{"agent/*", "bot/*"}, CIPaths: DefaultCIPaths, Origin: "~/.claude-sandbox-init:4"},
+			}},
+		{name: "in an if that does not hold", config: "git commit\nif pwd-under ~/other\ngit push origin\nend"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := baseSpec()
+			s.Launcher = "/usr/local/bin/claude-sandbox"
+			s.Config = parseConfig(t, s, tt.config)
+			l, err := Build(gitHost(t), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, l.Pushes); diff != "" {
+				t.Errorf("pushes (-want +got):\n%s", diff)
+			}
+			if tt.want != nil && l.PushDir != push {
+				t.Errorf("PushDir = %s, want %s", l.PushDir, push)
+			}
+			for _, o := range tt.ops {
+				if !slices.ContainsFunc(l.Plan.Ops, func(g bwrap.Op) bool { return g.Kind == o.Kind && g.Src == o.Src && g.Dest == o.Dest }) {
+					t.Errorf("no op %+v in the plan", o)
+				}
+			}
+			if tt.notice != "" && !slices.Contains(l.Notices, tt.notice) {
+				t.Errorf("notices %q lack %q", l.Notices, tt.notice)
+			}
+			if tt.want != nil && !strings.Contains(l.Command[2], `git config "remote.$r.url" "sbx::$r"`) {
+				t.Errorf("the setup does not point the remotes at the launcher: %q", l.Command[2])
 			}
 		})
 	}

@@ -132,7 +132,7 @@ func (l *Launch) apply(h Host, s Spec, d sandboxcfg.Directive, env, chain *envir
 		l.Seccomp.Allow = append(l.Seccomp.Allow, a...)
 	case sandboxcfg.SeccompDeny:
 		l.Seccomp.Deny = append(l.Seccomp.Deny, a...)
-	case sandboxcfg.Project, sandboxcfg.Git, sandboxcfg.Home, sandboxcfg.Toolchains:
+	case sandboxcfg.Project, sandboxcfg.Git, sandboxcfg.GitPush, sandboxcfg.Home, sandboxcfg.Toolchains:
 		// Decided before the config's mounts (project.go, agentgit.go).
 	case sandboxcfg.Network:
 		// Decided before the plan (network.go).

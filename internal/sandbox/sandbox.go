@@ -118,6 +118,15 @@ type Launch struct {
 	// AgentGit is the host directory of the agent's own git repository
 	// (git commit in the config), to be made before the start; "" if none.
 	AgentGit string
+	// Pushes are the git push lines that apply (with AgentGit), and
+	// PushDir the host directory of their socket and staging repository.
+	Pushes  []PushRule
+	PushDir string
+	// PushProject is the project whose remotes the pushes go to.
+	PushProject string
+	// PushWritable are the host directories every sandbox of the user
+	// writes (WritableSources adds the binds).
+	PushWritable []string
 	// agentGitProject is the project whose .git it stands in for.
 	agentGitProject string
 	// GitScan is what the start found of the repositories the sandbox

@@ -51,6 +51,7 @@ const (
 	SeccompDeny  = "seccomp-deny"  // seccomp-deny SYSCALL...
 	Project      = "project"       // project off|ro|rw: how the working directory's project is bound
 	Git          = "git"           // git read-only|commit: whether the agent can commit in the project
+	GitPush      = "git push"      // git push REMOTE [PATTERN...] [ci:PATH...] [ci]: the agent's pushes the launcher makes (the line is `git push ...`)
 	Network      = "network"       // network host|namespace: the host's network, or the namespace (default)
 	Home         = "home"          // home project|shared: a sandbox home per project (default), or one for all
 	Toolchains   = "toolchains"    // toolchains auto|off|DIR...: the toolchains shown read-only, from PATH (auto) and DIRs
@@ -81,6 +82,15 @@ const (
 const (
 	GitReadOnly = "read-only"
 	GitCommit   = "commit"
+	// GitPushCI, last on a git push line, lets pushes change CI
+	// definitions.
+	GitPushCI = "ci"
+	// GitPushCIPath starts a git push token that names one more CI
+	// definition (ci:PATH, relative to the repository's top).
+	GitPushCIPath = "ci:"
+	// GitPushDefault is the pattern of branches a git push line without
+	// patterns allows.
+	GitPushDefault = "agent/*"
 )
 
 // Values of the project directive.
@@ -186,6 +196,9 @@ func Parse(src []byte, o Options) ([]Directive, error) {
 			}
 			conds = conds[:len(conds)-1]
 			continue
+		}
+		if name == Git && len(args) > 0 && args[0] == "push" {
+			name, args = GitPush, args[1:]
 		}
 		if err := check(name, args, o.KnownSyscall); err != nil {
 			return nil, fail("%v", err)
@@ -412,6 +425,28 @@ func check(name string, args []string, known func(string) bool) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %q: want read-only or commit", name, args[0])
+	case GitPush:
+		if err := nargs(1, -1, "REMOTE [PATTERN...] [ci:PATH...] [ci]"); err != nil {
+			return err
+		}
+		if !validRemoteName(args[0]) {
+			return fmt.Errorf("%s: %q is not a remote's name: use letters, digits, '.', '_' and '-'", name, args[0])
+		}
+		for i, a := range args[1:] {
+			if a == GitPushCI && i == len(args)-2 {
+				continue
+			}
+			if p, ok := strings.CutPrefix(a, GitPushCIPath); ok {
+				if !ValidCIPath(p) {
+					return fmt.Errorf("%s: %q: ci: names a path in the repository, relative to its top, without . or .. components (ci:.woodpecker/)", name, a)
+				}
+				continue
+			}
+			if !ValidPushPattern(a) {
+				return fmt.Errorf("%s: %q is not a branch pattern: use a branch name, with at most one '*' as its last component (agent/*)", name, a)
+			}
+		}
+		return nil
 	case SeccompAllow, SeccompDeny:
 		if err := nargs(1, -1, "SYSCALL..."); err != nil {
 			return err
@@ -604,4 +639,64 @@ func expand(s string, v Vars) (string, int, error) {
 		return "", 0, fmt.Errorf("$%s is not set", name)
 	}
 	return val, n, nil
+}
+
+// validRemoteName allows a remote's name of letters, digits, '.', '_' and
+// '-', not first a '.' or '-'.
+func validRemoteName(n string) bool {
+	if n == "" || len(n) > 64 || n[0] == '.' || n[0] == '-' || strings.Contains(n, "..") {
+		return false
+	}
+	for _, c := range n {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidPushPattern allows a branch name of components of letters, digits,
+// '.', '_' and '-' (none first a '.', no "..", no ".lock" at the end),
+// the last of which may be "*".
+func ValidPushPattern(p string) bool {
+	parts := strings.Split(p, "/")
+	for i, c := range parts {
+		if c == "*" && i == len(parts)-1 {
+			continue
+		}
+		if c == "" || c[0] == '.' || c[0] == '-' || strings.Contains(c, "..") || strings.HasSuffix(c, ".lock") {
+			return false
+		}
+		for _, r := range c {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+				return false
+			}
+		}
+	}
+	return len(p) <= 200
+}
+
+// PushPatternMatches reports whether branch (without refs/heads/) matches
+// pattern: equal, or, for "dir/*", any branch below dir/.
+func PushPatternMatches(pattern, branch string) bool {
+	if dir, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(branch, dir) && len(branch) > len(dir)
+	}
+	return pattern == branch
+}
+
+// ValidCIPath allows a path relative to a repository's top: components
+// that are not empty, "." or "..", and no NUL or newline; a trailing '/'
+// names a directory.
+func ValidCIPath(p string) bool {
+	p = strings.TrimSuffix(p, "/")
+	if p == "" || len(p) > 200 || strings.ContainsAny(p, "\x00\n") {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." {
+			return false
+		}
+	}
+	return true
 }

@@ -140,7 +140,13 @@ func TestParseErrors(t *testing.T) {
 		{"if without end", "ro /a\nif exists /x\nro /b", "~/.claude-sandbox-init:2: if without end"},
 		{"unknown condition", "if pwd-is /x", `~/.claude-sandbox-init:1: if: unknown condition "pwd-is": want pwd-under DIR or exists PATH`},
 		{"condition relative", "if pwd-under projects", `~/.claude-sandbox-init:1: if: pwd-under: "projects" is not an absolute path (start it with /, ~/ or $HOME)`},
-		{"git value", "git push", `~/.claude-sandbox-init:1: git: "push": want read-only or commit`},
+		{"git value", "git pull", `~/.claude-sandbox-init:1: git: "pull": want read-only or commit`},
+		{"git push no remote", "git push", `~/.claude-sandbox-init:1: git push: missing argument: want git push REMOTE [PATTERN...] [ci:PATH...] [ci]`},
+		{"git push ci path", "git push origin ci:../x", `~/.claude-sandbox-init:1: git push: "ci:../x": ci: names a path in the repository, relative to its top, without . or .. components (ci:.woodpecker/)`},
+		{"git push ci absolute", "git push origin ci:/x", `~/.claude-sandbox-init:1: git push: "ci:/x": ci: names a path in the repository, relative to its top, without . or .. components (ci:.woodpecker/)`},
+		{"git push bad remote", "git push -x", `~/.claude-sandbox-init:1: git push: "-x" is not a remote's name: use letters, digits, '.', '_' and '-'`},
+		{"git push bad pattern", "git push origin a/*/b", `~/.claude-sandbox-init:1: git push: "a/*/b" is not a branch pattern: use a branch name, with at most one '*' as its last component (agent/*)`},
+		{"git push dot-dot", "git push origin a..b", `~/.claude-sandbox-init:1: git push: "a..b" is not a branch pattern: use a branch name, with at most one '*' as its last component (agent/*)`},
 		{"project value", "project yes", `~/.claude-sandbox-init:1: project: "yes": want off, ro or rw`},
 		{"keepenv missing", "\nkeepenv", "~/.claude-sandbox-init:2: keepenv: missing argument: want keepenv NAME..."},
 		{"keepenv bad name", "keepenv GITHUB-TOKEN", `~/.claude-sandbox-init:1: keepenv: "GITHUB-TOKEN" is not a variable name`},
@@ -261,4 +267,30 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestGitPushLine(t *testing.T) {
+	ds, err := parse("git commit\ngit push origin agent/* feat ci:.woodpecker/ ci\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[1].Name != GitPush || strings.Join(ds[1].Args, " ") != "origin agent/* feat ci:.woodpecker/ ci" {
+		t.Fatalf("parse = %+v", ds)
+	}
+	for _, tt := range []struct {
+		pattern, branch string
+		want            bool
+	}{
+		{"agent/*", "agent/x", true},
+		{"agent/*", "agent/x/y", true},
+		{"agent/*", "agent/", false},
+		{"agent/*", "agentx", false},
+		{"agent/*", "main", false},
+		{"feat", "feat", true},
+		{"feat", "feat2", false},
+	} {
+		if got := PushPatternMatches(tt.pattern, tt.branch); got != tt.want {
+			t.Errorf("PushPatternMatches(%q, %q) = %v", tt.pattern, tt.branch, got)
+		}
+	}
 }

@@ -37,7 +37,8 @@ BIN := $(DESTDIR)$(PREFIX)/bin
 USERUNITDIR := $(DESTDIR)$(PREFIX)/lib/systemd/user
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MANPAGES := claude.1 claude-update.1 claude-sandbox-init.5 netns-firewall.conf.5 \
-	netns-enter.8 netns-setup.8 netns-dns.8 claude-sandbox-doctor.8 claude-sandbox-net.1
+	netns-enter.8 netns-setup.8 netns-dns.8 claude-sandbox-doctor.8 claude-sandbox-net.1 \
+	claude-sandbox-git.1
 
 # The AppArmor profile (install/apparmor) for the bwrap the launcher runs.
 # It is installed where AppArmor 4 policy is (abi/4.0: the releases that

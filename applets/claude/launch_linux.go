@@ -129,11 +129,18 @@ func launch(ctx context.Context, o options, stdio multicall.Stdio) error {
 	// its summary once the terminal is back (netsession_linux.go).
 	notify := func() string { return findNotifySend(os.Getenv, notifyDirs) }
 	sess := openNetSession(l, netctl.SocketPath, in.k.netns, in.uid, notify, os.Environ())
+	// The agent's pushes, served while the chain runs (push_linux.go).
+	pushes, err := openPushBroker(l, in.home)
+	if err != nil {
+		return err
+	}
 	// The chain, run and waited for (run_linux.go).
 	err = start(l, bwrapPath, filter, bound, modes, stdio, sigs, sess.end)
 	inert(l, prints, stdio.Err)
 	updateProfile(l, in.uid) // profile_linux.go
 	sess.summary(stdio.Err)
+	pushes.close()
+	pushes.summary(stdio.Err)
 	if wt != nil {
 		fmt.Fprintf(stdio.Err, "claude: %s\n", wt.farewell())
 	}

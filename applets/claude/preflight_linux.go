@@ -33,6 +33,10 @@ func preflight(ctx context.Context, l *sandbox.Launch, bwrapPath string, in inpu
 		if err := ensureAgentGit(l.AgentGit, uid); err != nil {
 			return err
 		}
+		// Its socket's directory is a bind source too (push_linux.go).
+		if err := preparePush(l, uid); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/claude-sandbox/claude-sandbox/internal/pushlog"
 	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
@@ -65,6 +66,23 @@ func openNoLinks(dirfd int, name string) (int, error) {
 	}
 }
 
+// gitEnv is the launcher's environment for the user's git on the host:
+// without what steers the loader or names another repository.
+func gitEnv() []string {
+	env := hostEnv(os.Environ())
+	out := env[:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
 // worktreeGit runs the user's git on the host in repo with what would run
 // a program of the repository's work tree switched off (hooks,
 // fsmonitor), in the launcher's environment without what steers the
@@ -75,28 +93,11 @@ func worktreeGit(repo string, args ...string) (string, error) {
 		return "", errors.New("-w: git is not installed here: install git to make worktrees")
 	}
 	cmd := exec.Command(path, append([]string{"-C", repo, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)...)
-	cmd.Dir = "/"
-	env := hostEnv(os.Environ())
-	cmd.Env = env[:0]
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-			"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM":
-			continue
-		}
-		cmd.Env = append(cmd.Env, kv)
-	}
+	cmd.Dir, cmd.Env = "/", gitEnv()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:]
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
+		msg := pushlog.LastLine(errb.String(), err)
 		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
 	}
 	return strings.TrimSpace(out.String()), nil

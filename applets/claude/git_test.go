@@ -414,3 +414,56 @@ true`)
 		t.Errorf("control: git run in the agent's repository ran nothing of it: %v", cr)
 	}
 }
+
+// git commit in a linked worktree: the agent commits on the worktree's
+// branch in a repository of its own, bound where the worktree's .git file
+// points; the user's repository (its common directory and the worktree's
+// git directory) stays read-only and unchanged, and the agent's work is
+// fetched from its repository.
+func TestAgentCommitsInALinkedWorktree(t *testing.T) {
+	testutil.RequireCommand(t, "git")
+	s := testutil.NewSandbox(t)
+	proj := gitProject(t, s)
+	wt := filepath.Join(proj, "wt", "feature")
+	before := hostGit(t, s, proj, "for-each-ref", "--format=%(refname) %(objectname)")
+	s.WriteConfig(t, "git commit\n")
+	script := `set -u
+export GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@example.com GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@example.com
+step() { echo "== $1"; shift; "$@" 2>&1; echo "rc=$?"; }
+step branch git rev-parse --abbrev-ref HEAD
+step status git status --porcelain
+step commit sh -c 'echo wt > file && git commit -qam agent-wt && git log --format=%s'
+step host-common sh -c 'touch ` + proj + `/.git/refs/heads/x'
+step host-gitfile sh -c 'echo "gitdir: /tmp" > .git'
+`
+	cmd := s.Command("--shell", "-c", script)
+	cmd.Dir = wt
+	r := testutil.RunCommand(t, cmd)
+	mustOK(t, r)
+	erofs := "Read-only file system"
+	want := strings.Join([]string{
+		"== branch", "feature", "rc=0",
+		"== status", "rc=0",
+		"== commit", "agent-wt", "one", "rc=0",
+		"== host-common", "touch: cannot touch '" + proj + "/.git/refs/heads/x': " + erofs, "rc=1",
+		"== host-gitfile", "sh: 1: cannot create .git: " + erofs, "rc=2",
+	}, "\n") + "\n"
+	if r.Stdout != want {
+		t.Errorf("inside:\n%s\nwant:\n%s\n(%v)", r.Stdout, want, r)
+	}
+	if after := hostGit(t, s, proj, "for-each-ref", "--format=%(refname) %(objectname)"); after != before {
+		t.Errorf("the user's refs changed:\n%s\nwere:\n%s", after, before)
+	}
+	if got := hostGit(t, s, wt, "status", "--porcelain"); got != " M file\n" {
+		t.Errorf("host git status in the worktree = %q, want the agent's edit and nothing else", got)
+	}
+	agent := filepath.Join(s.Home, ".claude-sandbox-git")
+	ents, _ := os.ReadDir(agent)
+	if len(ents) != 1 {
+		t.Fatalf("~/.claude-sandbox-git: %v, want one repository", ents)
+	}
+	hostGit(t, s, proj, "fetch", "-q", filepath.Join(agent, ents[0].Name()), "refs/heads/feature:refs/remotes/agent/feature")
+	if got := hostGit(t, s, proj, "log", "--format=%s", "agent/feature"); got != "agent-wt\none\n" {
+		t.Errorf("the agent's branch fetched on the host: %q", got)
+	}
+}

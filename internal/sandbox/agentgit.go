@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
+	qt "github.com/claude-sandbox/claude-sandbox/internal/quote"
 	"github.com/claude-sandbox/claude-sandbox/internal/sandboxcfg"
 )
 
@@ -63,10 +64,10 @@ func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
 	case err != nil:
 		l.Notes = append(l.Notes, "git commit ("+from+"): not used: "+pp.Dir+" is not a git repository")
 		return nil
-	case !fi.IsDir():
-		return fmt.Errorf("git commit (%s): %s is a .git file (a linked worktree or a submodule): the agent can commit only in a repository's main work tree; remove `git commit` there", from, dotgit)
 	case k < 0:
 		return nil // the config keeps .git from being writable
+	case !fi.IsDir():
+		return l.useAgentGitInWorktree(h, s, pp, from, dotgit)
 	}
 	agent := AgentGitDir(s.Home, pp.Dir)
 	l.Plan.Ops[k] = bwrap.Op{Kind: bwrap.ROBind, Src: dotgit, Dest: InsideHostGit}
@@ -78,13 +79,75 @@ func (l *Launch) useAgentGit(h Host, s Spec, pp projectPlan, base int) error {
 		ops = append(ops, bwrap.Op{Kind: bwrap.ROBind, Src: modules, Dest: modules})
 	}
 	l.Plan.Ops = slices.Insert(l.Plan.Ops, k+1, ops...)
-	l.AgentGit, l.agentGitProject = agent, pp.Dir
+	return l.agentGitIn(h, s, pp, from, agent, dotgit, dotgit, "")
+}
+
+// agentGitIn records the agent's repository agent, bound at gitdir for
+// the project whose .git is dotgit, checked out on ref ("": the user's
+// repository's HEAD), and the pushes from it.
+func (l *Launch) agentGitIn(h Host, s Spec, pp projectPlan, from, agent, dotgit, gitdir, ref string) error {
+	l.AgentGit, l.agentGitProject, l.agentGitDir, l.agentGitRef = agent, pp.Dir, gitdir, ref
 	if err := l.usePush(h, s, agent, pp.Dir); err != nil {
 		return err
 	}
 	l.Notes = append(l.Notes, fmt.Sprintf("git commit (%s): the agent commits in %s, bound at %s; %s is read-only at %s; fetch its work with: git fetch %s 'refs/heads/*:refs/remotes/agent/*'",
-		from, agent, dotgit, dotgit, InsideHostGit, agent))
+		from, agent, gitdir, dotgit, InsideHostGit, agent))
 	return nil
+}
+
+// useAgentGitInWorktree is git commit in a linked worktree, whose .git
+// file dotgit names its git directory in the repository's common
+// directory (common/worktrees/NAME): the agent's repository is bound
+// there, over it, checked out on the worktree's branch and filled from
+// the common directory, which stays read-only (at its path and at
+// InsideHostGit). The .git file stays the read-only mount protectGit made.
+func (l *Launch) useAgentGitInWorktree(h Host, s Spec, pp projectPlan, from, dotgit string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("git commit (%s): %s: %s; remove `git commit` there", from, qt.String(dotgit), why)
+	}
+	b, err := h.ReadFile(dotgit, MaxGitFile)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return refuse("not a .git file (no gitdir: line)")
+	}
+	if gitdir = strings.TrimSpace(gitdir); !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(pp.Dir, gitdir)
+	}
+	gitdir = filepath.Clean(gitdir)
+	c, err := h.ReadFile(filepath.Join(gitdir, "commondir"), MaxGitFile)
+	if err != nil {
+		return refuse("a submodule (its git directory has no commondir): the agent commits in a submodule only from its superproject's main work tree")
+	}
+	common := strings.TrimSpace(string(c))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitdir, common)
+	}
+	common = filepath.Clean(common)
+	if filepath.Dir(gitdir) != filepath.Join(common, "worktrees") {
+		return refuse("its git directory " + qt.String(gitdir) + " is not one of the worktrees of " + qt.String(common))
+	}
+	head, err := h.ReadFile(filepath.Join(gitdir, "HEAD"), MaxGitFile)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if !ok || !strings.HasPrefix(ref, "refs/heads/") {
+		return refuse("the worktree's HEAD is detached: check out a branch in it (git switch -c NAME)")
+	}
+	// The git directory must be read-only inside before the agent's
+	// repository goes over it: visible through the common directory's
+	// read-only mount.
+	if i, rel := l.covering(gitdir, len(l.Plan.Ops)); i < 0 || writableBind(l.Plan.Ops[i]) || filepath.Join(l.Plan.Ops[i].Src, rel) != gitdir {
+		return refuse("its git directory " + qt.String(gitdir) + " is not visible read-only in the sandbox")
+	}
+	agent := AgentGitDir(s.Home, pp.Dir)
+	l.Plan.Ops = append(l.Plan.Ops,
+		bwrap.Op{Kind: bwrap.ROBind, Src: common, Dest: InsideHostGit},
+		bwrap.Op{Kind: bwrap.Bind, Src: agent, Dest: gitdir})
+	return l.agentGitIn(h, s, pp, from, agent, dotgit, gitdir, ref)
 }
 
 // agentGitSetup makes the agent's repository on its first start (the
@@ -95,10 +158,12 @@ const agentGitSetup = `set -e
 (
 cd %s
 g=%s
-if [ ! -e .git/HEAD ]; then
-	git init -q
+d=%s
+ref=%s
+if [ ! -e "$d/HEAD" ]; then
+	git --git-dir="$d" --work-tree=. init -q
 	git fetch -q --no-tags --update-head-ok "$g" '+refs/heads/*:refs/heads/*'
-	if ref=$(git --git-dir="$g" symbolic-ref -q HEAD); then git symbolic-ref HEAD "$ref"; fi
+	if [ -n "$ref" ] || ref=$(git --git-dir="$g" symbolic-ref -q HEAD); then git symbolic-ref HEAD "$ref"; fi
 	if git rev-parse -q --verify HEAD >/dev/null; then git reset -q; fi
 else
 	git fetch -q --no-tags "$g" '+refs/heads/*:refs/remotes/host/*'
@@ -121,6 +186,6 @@ func (l *Launch) wrapAgentGit() {
 	if len(remotes) > 0 {
 		path = `PATH="$PATH:` + InsidePushBin + `"; export PATH`
 	}
-	script := fmt.Sprintf(agentGitSetup, quote(l.agentGitProject), quote(InsideHostGit), strings.Join(remotes, " "), path)
+	script := fmt.Sprintf(agentGitSetup, quote(l.agentGitProject), quote(InsideHostGit), quote(l.agentGitDir), quote(l.agentGitRef), strings.Join(remotes, " "), path)
 	l.Command = append([]string{"/bin/sh", "-c", strings.TrimSpace(script), "sh"}, l.Command...)
 }

@@ -35,11 +35,26 @@ func TestAgentGit(t *testing.T) {
 		{name: "git commit in a read-only project does nothing", config: "git commit\nproject ro"},
 		{name: "git commit where the config keeps .git read-only does nothing", config: "git commit\nro ~/projects/p/.git",
 			want: []bwrap.Op{{Kind: bwrap.ROBind, Src: p + "/.git", Dest: p + "/.git"}}},
-		{name: "git commit in a linked worktree is refused", config: "git commit", host: func(h *fakeHost) {
+		{name: "git commit in a submodule is refused", config: "git commit", host: func(h *fakeHost) {
 			delete(h.files, p+"/.git/index")
 			h.files[p+"/.git"] = "f"
-			h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/worktrees/p\n"
-		}, err: "git commit (~/.claude-sandbox-init:1): /home/u/projects/p/.git is a .git file (a linked worktree or a submodule): the agent can commit only in a repository's main work tree; remove `git commit` there"},
+			h.contents[p+"/.git"] = "gitdir: /home/u/main/.git/modules/p\n"
+		}, err: "git commit (~/.claude-sandbox-init:1): /home/u/projects/p/.git: a submodule (its git directory has no commondir): the agent commits in a submodule only from its superproject's main work tree; remove `git commit` there"},
+		{name: "git commit in a linked worktree: the agent's repository over its git directory", config: "git commit", wrap: true, host: func(h *fakeHost) {
+			linkedWorktree(h, p, "/home/u/main", p+"/.git\n")
+			h.files["/home/u/main/.git/worktrees/p/HEAD"] = "f"
+			h.contents["/home/u/main/.git/worktrees/p/HEAD"] = "ref: refs/heads/feature\n"
+		}, want: []bwrap.Op{
+			{Kind: bwrap.ROBind, Src: p + "/.git", Dest: p + "/.git"},
+			{Kind: bwrap.ROBind, Src: "/home/u/main/.git", Dest: "/home/u/main/.git"},
+			{Kind: bwrap.ROBind, Src: "/home/u/main/.git", Dest: InsideHostGit},
+			{Kind: bwrap.Bind, Src: agent, Dest: "/home/u/main/.git/worktrees/p"},
+		}},
+		{name: "git commit in a linked worktree with a detached HEAD is refused", config: "git commit", host: func(h *fakeHost) {
+			linkedWorktree(h, p, "/home/u/main", p+"/.git\n")
+			h.files["/home/u/main/.git/worktrees/p/HEAD"] = "f"
+			h.contents["/home/u/main/.git/worktrees/p/HEAD"] = "0123456789012345678901234567890123456789\n"
+		}, err: "git commit (~/.claude-sandbox-init:1): /home/u/projects/p/.git: the worktree's HEAD is detached: check out a branch in it (git switch -c NAME); remove `git commit` there"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

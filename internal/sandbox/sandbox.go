@@ -127,8 +127,11 @@ type Launch struct {
 	// PushWritable are the host directories every sandbox of the user
 	// writes (WritableSources adds the binds).
 	PushWritable []string
-	// agentGitProject is the project whose .git it stands in for.
-	agentGitProject string
+	// agentGitProject is the project whose .git it stands in for,
+	// agentGitDir where it is bound (the project's .git, or a linked
+	// worktree's git directory) and agentGitRef the branch it checks out
+	// at its first start ("": the project's HEAD).
+	agentGitProject, agentGitDir, agentGitRef string
 	// GitScan is what the start found of the repositories the sandbox
 	// can write, for the exit pass (nestedgit.go); nil if none was made.
 	GitScan *GitScan

@@ -28,7 +28,7 @@ func TestResolverAnswers(t *testing.T) {
 	cfg := netcfg.Config{PolicyDir: dir, BridgeAddr: netip.MustParsePrefix("127.0.0.1/8")}
 	control := filepath.Join(dir, "no-control.sock")
 	check := func(name string) (err error) {
-		if e := testutil.InNetnsThread(ns, func() error { err = resolverAnswers(cfg, name, control); return nil }); e != nil {
+		if e := testutil.InNetnsThread(ns, func() error { err = netctl.ResolverAnswers(cfg, name, control); return nil }); e != nil {
 			t.Fatal(e)
 		}
 		return err

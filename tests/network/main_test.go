@@ -84,6 +84,8 @@ func TestMain(m *testing.M) {
 		os.Exit(probeMain())
 	case "netctl":
 		os.Exit(netctlMain())
+	case "flood":
+		os.Exit(floodMain())
 	}
 	code := m.Run()
 	if binDir != "" {

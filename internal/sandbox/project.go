@@ -171,6 +171,7 @@ func projectCandidate(h Host, s Spec) (dir, why string, pp projectPlan) {
 // writable are the other places the sandbox writes, which the scan for
 // hard links skips.
 func (s Spec) hostRuns(h Host, dir string, writable []string) string {
+	h = newMemoHost(h)
 	env := newEnv(s.Environ)
 	path, _ := env.get("PATH")
 	// The agent's directory too: claude-update runs what it installs

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/claude-sandbox/claude-sandbox/internal/quote"
 )
 
 // ensureAgentGit makes the directory of the agent's own repository (git
@@ -20,17 +17,8 @@ import (
 // the agent cannot swap either for a link.
 func ensureAgentGit(path string, uid int) error {
 	for _, d := range []string{filepath.Dir(path), path} {
-		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := ownDir(d, uid); err != nil {
 			return fmt.Errorf("agent's git repository: %w", err)
-		}
-		fi, err := os.Lstat(d)
-		switch {
-		case err != nil:
-			return fmt.Errorf("agent's git repository: %w", err)
-		case !fi.IsDir():
-			return fmt.Errorf("agent's git repository: %s is not a directory: remove it", quote.String(d))
-		case fileOwner(fi) != uid:
-			return fmt.Errorf("agent's git repository: %s is owned by uid %d, not by you (uid %d): remove it", quote.String(d), fileOwner(fi), uid)
 		}
 	}
 	return nil

@@ -23,8 +23,16 @@ func TestVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vm.Run(t, vm.Options{Pkg: wd, Run: "^TestGuest", Env: []string{noLimitsEnv + "=" + os.Getenv(noLimitsEnv)}})
+	run := os.Getenv(runEnv)
+	if run == "" {
+		run = "^TestGuest"
+	}
+	vm.Run(t, vm.Options{Pkg: wd, Run: run, Env: []string{noLimitsEnv + "=" + os.Getenv(noLimitsEnv)}})
 }
+
+// runEnv is the -test.run pattern of the tests in the guest, default
+// ^TestGuest (all of them).
+const runEnv = "CLAUDE_SBX_VM_RUN"
 
 // noLimitsEnv=1 writes the configs without their limit lines: the tests
 // must then fail, which shows that they can.
@@ -43,6 +51,30 @@ func asUser(dir string, argv ...string) *exec.Cmd {
 	return exec.Command("runuser", args...)
 }
 
+// setupUser makes the guest's user with a user manager (once per boot)
+// and the agent the launcher starts.
+func setupUser(t *testing.T) {
+	t.Helper()
+	fakeAgent(t)
+	if exec.Command("id", "-u", guestUser).Run() == nil {
+		return
+	}
+	run(t, "useradd", "-m", "-u", guestUID, "-s", "/bin/bash", guestUser)
+	run(t, "loginctl", "enable-linger", guestUser)
+	run(t, "sh", "-c", "for i in $(seq 300); do systemctl is-active -q user@"+guestUID+".service && [ -S /run/user/"+guestUID+"/bus ] && exit 0; sleep 0.1; done; exit 1")
+}
+
+// fakeAgent writes the agent the launcher starts: a shell stand-in.
+func fakeAgent(t *testing.T) {
+	t.Helper()
+	if err := os.MkdirAll("/opt/claude/bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/opt/claude/bin/claude", []byte("#!/bin/sh\necho fake agent\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -57,16 +89,7 @@ func run(t *testing.T, name string, args ...string) string {
 func TestGuestBudgets(t *testing.T) {
 	vm.InGuest(t)
 	home := "/home/" + guestUser
-	run(t, "useradd", "-m", "-u", guestUID, "-s", "/bin/bash", guestUser)
-	run(t, "loginctl", "enable-linger", guestUser)
-	run(t, "sh", "-c", "for i in $(seq 300); do systemctl is-active -q user@"+guestUID+".service && [ -S /run/user/"+guestUID+"/bus ] && exit 0; sleep 0.1; done; exit 1")
-	// the agent the launcher starts: a shell stand-in
-	if err := os.MkdirAll("/opt/claude/bin", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile("/opt/claude/bin/claude", []byte("#!/bin/sh\necho fake agent\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	setupUser(t)
 	proj := filepath.Join(home, "proj")
 	run(t, "runuser", "-u", guestUser, "--", "sh", "-c", "mkdir -p "+proj+" && cd "+proj+" && git init -q .")
 	config := filepath.Join(home, ".claude-sandbox-init")
@@ -212,10 +235,7 @@ func TestGuestBudgets(t *testing.T) {
 func TestGuestTwoSandboxesOneSlice(t *testing.T) {
 	vm.InGuest(t)
 	home := "/home/" + guestUser
-	// TestGuestBudgets made the user, its manager and the fake agent.
-	if _, err := os.Stat("/opt/claude/bin/claude"); err != nil {
-		t.Fatalf("runs after TestGuestBudgets, which sets the guest up: %v", err)
-	}
+	setupUser(t)
 	config := "limit cpu 50%\nlimit tasks 64\n"
 	if os.Getenv(noLimitsEnv) == "1" {
 		config = ""

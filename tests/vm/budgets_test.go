@@ -176,8 +176,16 @@ func TestGuestBudgets(t *testing.T) {
 
 	t.Run("fork bomb", func(t *testing.T) {
 		setConfig(t, "limit tasks 32\n")
-		out, err := claude(`exec dash -c 'b() { b | b & }; b; sleep 2'`).CombinedOutput()
-		if code := exitCode(err); code == -1 || !strings.Contains(string(out), "Cannot fork") {
+		cmd := claude(`exec dash -c 'b() { b | b & }; b; sleep 3.1'`)
+		var buf strings.Builder
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		taskLimitMet(t, cgroupOf(t, guestUser, "sleep 3.1"), "32")
+		err := cmd.Wait()
+		out := buf.String()
+		if code := exitCode(err); code == -1 || !strings.Contains(out, "Cannot fork") {
 			t.Errorf("fork bomb under limit tasks 32: exit %d (%v), output %.300q, want it to end with dash's Cannot fork", code, err, out)
 		}
 		if o, _ := exec.Command("pgrep", "-u", guestUser, "-x", "dash").Output(); strings.TrimSpace(string(o)) != "" {
@@ -224,8 +232,55 @@ func TestGuestBudgets(t *testing.T) {
 		if busy > 2*idle {
 			t.Errorf("the median start of /bin/true outside took %v beside the fork bomb, %v idle: more than twice", busy, idle)
 		}
+		taskLimitMet(t, cgroupOf(t, guestUser, "sleep 20.5"), "64")
 		outsideAlive(t)
 	})
+}
+
+// cgroupOf is the cgroup v2 path (as /proc/PID/cgroup names it) of the
+// one process of user whose command line is cmdline, once there is one.
+func cgroupOf(t *testing.T, user, cmdline string) string {
+	t.Helper()
+	for range 200 {
+		o, _ := exec.Command("pgrep", "-u", user, "-x", "-f", cmdline).Output()
+		if p := strings.TrimSpace(string(o)); p != "" && !strings.Contains(p, "\n") {
+			cg, _ := os.ReadFile("/proc/" + p + "/cgroup")
+			if s, ok := strings.CutPrefix(strings.TrimSpace(string(cg)), "0::"); ok {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no single process %q of %s", cmdline, user)
+	return ""
+}
+
+// taskLimitMet checks that the cgroup cg (a path of /proc/PID/cgroup)
+// of a fork bomb has pids.max want and has refused forks at it: the max
+// count of its pids.events, which it waits for while the cgroup exists.
+func taskLimitMet(t *testing.T, cg, want string) {
+	t.Helper()
+	dir := filepath.Join("/sys/fs/cgroup", cg)
+	var limit, events []byte
+	refused := func() int {
+		f := strings.Fields(string(events))
+		if len(f) != 2 || f[0] != "max" {
+			return -1
+		}
+		n, _ := strconv.Atoi(f[1])
+		return n
+	}
+	for range 100 {
+		limit, _ = os.ReadFile(filepath.Join(dir, "pids.max"))
+		events, _ = os.ReadFile(filepath.Join(dir, "pids.events"))
+		if refused() > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.TrimSpace(string(limit)) != want || refused() <= 0 {
+		t.Errorf("the fork bomb's cgroup %s: pids.max %q, pids.events %q; want %s and forks refused at it", dir, limit, events, want)
+	}
 }
 
 // TestGuestTwoSandboxesOneSlice: two sandboxes of the same user, of two

@@ -81,23 +81,6 @@ func TestGuestDelegated(t *testing.T) {
 	claude := func(command string) *exec.Cmd {
 		return asDeleg(proj, "claude", "--sandbox-network=host", "--shell", "-c", command)
 	}
-	// cgroupOf is the cgroup v2 path of the user's one process whose
-	// command line is cmdline, once there is one.
-	cgroupOf := func(t *testing.T, cmdline string) string {
-		t.Helper()
-		for range 200 {
-			o, _ := exec.Command("pgrep", "-u", delegUser, "-x", "-f", cmdline).Output()
-			if p := strings.TrimSpace(string(o)); p != "" && !strings.Contains(p, "\n") {
-				cg, _ := os.ReadFile("/proc/" + p + "/cgroup")
-				if s, ok := strings.CutPrefix(strings.TrimSpace(string(cg)), "0::"); ok {
-					return s
-				}
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("no single process %q of %s", cmdline, delegUser)
-		return ""
-	}
 	// a process of the user outside the sandbox, in the delegated
 	// subtree, which must live on
 	outside := asDeleg(home, "sleep", "2718.29")
@@ -105,7 +88,7 @@ func TestGuestDelegated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { outside.Process.Kill(); outside.Wait() }()
-	if got := cgroupOf(t, "sleep 2718.29"); got != "/sbx-delegated/login" {
+	if got := cgroupOf(t, delegUser, "sleep 2718.29"); got != "/sbx-delegated/login" {
 		t.Fatalf("the user's process outside is in %s, want /sbx-delegated/login", got)
 	}
 	outsideAlive := func(t *testing.T) {
@@ -132,7 +115,7 @@ func TestGuestDelegated(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		dir := sandboxGroup(t, cgroupOf(t, "sleep 1618.04"))
+		dir := sandboxGroup(t, cgroupOf(t, delegUser, "sleep 1618.04"))
 		for file, want := range map[string]string{"memory.max": "268435456", "pids.max": "64", "cpu.max": "150000 100000", "memory.oom.group": "1"} {
 			b, err := os.ReadFile(filepath.Join(dir, file))
 			if got := strings.TrimSpace(string(b)); err != nil || got != want {
@@ -176,7 +159,8 @@ func TestGuestDelegated(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { exec.Command("pkill", "-KILL", "-u", delegUser, "-x", "-f", "sleep 20.6").Run(); cmd.Wait() }()
-		dir := sandboxGroup(t, cgroupOf(t, "sleep 20.6"))
+		cg := cgroupOf(t, delegUser, "sleep 20.6")
+		sandboxGroup(t, cg)
 		for i := 0; ; i++ {
 			o, _ := exec.Command("pgrep", "-c", "-u", delegUser, "-x", "bash").Output()
 			if n, _ := strconv.Atoi(strings.TrimSpace(string(o))); n >= 10 {
@@ -192,17 +176,7 @@ func TestGuestDelegated(t *testing.T) {
 		if busy > 2*idle {
 			t.Errorf("the median start of /bin/true outside took %v beside the fork bomb, %v idle: more than twice", busy, idle)
 		}
-		// The bomb met its limit: pids.events counts the forks that
-		// pids.max refused.
-		limit, _ := os.ReadFile(filepath.Join(dir, "pids.max"))
-		events, _ := os.ReadFile(filepath.Join(dir, "pids.events"))
-		refused := -1
-		if f := strings.Fields(string(events)); len(f) == 2 && f[0] == "max" {
-			refused, _ = strconv.Atoi(f[1])
-		}
-		if strings.TrimSpace(string(limit)) != "64" || refused <= 0 {
-			t.Errorf("the bomb's cgroup %s: pids.max %q, pids.events %q; want 64 and forks refused at it", dir, limit, events)
-		}
+		taskLimitMet(t, cg, "64")
 		outsideAlive(t)
 		exec.Command("pkill", "-KILL", "-u", delegUser, "-x", "-f", "sleep 20.6").Run()
 		cmd.Wait()

@@ -23,8 +23,16 @@ func TestVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vm.Run(t, vm.Options{Pkg: wd, Run: "^TestGuest", Env: []string{noLimitsEnv + "=" + os.Getenv(noLimitsEnv)}})
+	run := os.Getenv(runEnv)
+	if run == "" {
+		run = "^TestGuest"
+	}
+	vm.Run(t, vm.Options{Pkg: wd, Run: run, Env: []string{noLimitsEnv + "=" + os.Getenv(noLimitsEnv)}})
 }
+
+// runEnv is the -test.run pattern of the tests in the guest, default
+// ^TestGuest (all of them).
+const runEnv = "CLAUDE_SBX_VM_RUN"
 
 // noLimitsEnv=1 writes the configs without their limit lines: the tests
 // must then fail, which shows that they can.
@@ -43,6 +51,30 @@ func asUser(dir string, argv ...string) *exec.Cmd {
 	return exec.Command("runuser", args...)
 }
 
+// setupUser makes the guest's user with a user manager (once per boot)
+// and the agent the launcher starts.
+func setupUser(t *testing.T) {
+	t.Helper()
+	fakeAgent(t)
+	if exec.Command("id", "-u", guestUser).Run() == nil {
+		return
+	}
+	run(t, "useradd", "-m", "-u", guestUID, "-s", "/bin/bash", guestUser)
+	run(t, "loginctl", "enable-linger", guestUser)
+	run(t, "sh", "-c", "for i in $(seq 300); do systemctl is-active -q user@"+guestUID+".service && [ -S /run/user/"+guestUID+"/bus ] && exit 0; sleep 0.1; done; exit 1")
+}
+
+// fakeAgent writes the agent the launcher starts: a shell stand-in.
+func fakeAgent(t *testing.T) {
+	t.Helper()
+	if err := os.MkdirAll("/opt/claude/bin", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/opt/claude/bin/claude", []byte("#!/bin/sh\necho fake agent\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(name, args...).CombinedOutput()
@@ -57,16 +89,7 @@ func run(t *testing.T, name string, args ...string) string {
 func TestGuestBudgets(t *testing.T) {
 	vm.InGuest(t)
 	home := "/home/" + guestUser
-	run(t, "useradd", "-m", "-u", guestUID, "-s", "/bin/bash", guestUser)
-	run(t, "loginctl", "enable-linger", guestUser)
-	run(t, "sh", "-c", "for i in $(seq 300); do systemctl is-active -q user@"+guestUID+".service && [ -S /run/user/"+guestUID+"/bus ] && exit 0; sleep 0.1; done; exit 1")
-	// the agent the launcher starts: a shell stand-in
-	if err := os.MkdirAll("/opt/claude/bin", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile("/opt/claude/bin/claude", []byte("#!/bin/sh\necho fake agent\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	setupUser(t)
 	proj := filepath.Join(home, "proj")
 	run(t, "runuser", "-u", guestUser, "--", "sh", "-c", "mkdir -p "+proj+" && cd "+proj+" && git init -q .")
 	config := filepath.Join(home, ".claude-sandbox-init")
@@ -153,8 +176,16 @@ func TestGuestBudgets(t *testing.T) {
 
 	t.Run("fork bomb", func(t *testing.T) {
 		setConfig(t, "limit tasks 32\n")
-		out, err := claude(`exec dash -c 'b() { b | b & }; b; sleep 2'`).CombinedOutput()
-		if code := exitCode(err); code == -1 || !strings.Contains(string(out), "Cannot fork") {
+		cmd := claude(`exec dash -c 'b() { b | b & }; b; sleep 3.1'`)
+		var buf strings.Builder
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		taskLimitMet(t, cgroupOf(t, guestUser, "sleep 3.1"), "32")
+		err := cmd.Wait()
+		out := buf.String()
+		if code := exitCode(err); code == -1 || !strings.Contains(out, "Cannot fork") {
 			t.Errorf("fork bomb under limit tasks 32: exit %d (%v), output %.300q, want it to end with dash's Cannot fork", code, err, out)
 		}
 		if o, _ := exec.Command("pgrep", "-u", guestUser, "-x", "dash").Output(); strings.TrimSpace(string(o)) != "" {
@@ -201,8 +232,55 @@ func TestGuestBudgets(t *testing.T) {
 		if busy > 2*idle {
 			t.Errorf("the median start of /bin/true outside took %v beside the fork bomb, %v idle: more than twice", busy, idle)
 		}
+		taskLimitMet(t, cgroupOf(t, guestUser, "sleep 20.5"), "64")
 		outsideAlive(t)
 	})
+}
+
+// cgroupOf is the cgroup v2 path (as /proc/PID/cgroup names it) of the
+// one process of user whose command line is cmdline, once there is one.
+func cgroupOf(t *testing.T, user, cmdline string) string {
+	t.Helper()
+	for range 200 {
+		o, _ := exec.Command("pgrep", "-u", user, "-x", "-f", cmdline).Output()
+		if p := strings.TrimSpace(string(o)); p != "" && !strings.Contains(p, "\n") {
+			cg, _ := os.ReadFile("/proc/" + p + "/cgroup")
+			if s, ok := strings.CutPrefix(strings.TrimSpace(string(cg)), "0::"); ok {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no single process %q of %s", cmdline, user)
+	return ""
+}
+
+// taskLimitMet checks that the cgroup cg (a path of /proc/PID/cgroup)
+// of a fork bomb has pids.max want and has refused forks at it: the max
+// count of its pids.events, which it waits for while the cgroup exists.
+func taskLimitMet(t *testing.T, cg, want string) {
+	t.Helper()
+	dir := filepath.Join("/sys/fs/cgroup", cg)
+	var limit, events []byte
+	refused := func() int {
+		f := strings.Fields(string(events))
+		if len(f) != 2 || f[0] != "max" {
+			return -1
+		}
+		n, _ := strconv.Atoi(f[1])
+		return n
+	}
+	for range 100 {
+		limit, _ = os.ReadFile(filepath.Join(dir, "pids.max"))
+		events, _ = os.ReadFile(filepath.Join(dir, "pids.events"))
+		if refused() > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.TrimSpace(string(limit)) != want || refused() <= 0 {
+		t.Errorf("the fork bomb's cgroup %s: pids.max %q, pids.events %q; want %s and forks refused at it", dir, limit, events, want)
+	}
 }
 
 // TestGuestTwoSandboxesOneSlice: two sandboxes of the same user, of two
@@ -212,10 +290,7 @@ func TestGuestBudgets(t *testing.T) {
 func TestGuestTwoSandboxesOneSlice(t *testing.T) {
 	vm.InGuest(t)
 	home := "/home/" + guestUser
-	// TestGuestBudgets made the user, its manager and the fake agent.
-	if _, err := os.Stat("/opt/claude/bin/claude"); err != nil {
-		t.Fatalf("runs after TestGuestBudgets, which sets the guest up: %v", err)
-	}
+	setupUser(t)
 	config := "limit cpu 50%\nlimit tasks 64\n"
 	if os.Getenv(noLimitsEnv) == "1" {
 		config = ""

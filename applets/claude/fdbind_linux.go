@@ -79,6 +79,9 @@ type binder struct {
 // firstFD) and the identities of what the sandbox can write.
 type bound struct {
 	files []*os.File
+	// ids are the identities of files, as checked (same order): start
+	// compares them again before the fork (sameFiles).
+	ids   []hostpath.ID
 	roots map[hostpath.ID]string
 	// home is the real home's physical path: below it, outside its
 	// dot-directories, any directory may have been the project of an
@@ -112,7 +115,7 @@ func (b *bound) Close() {
 	for _, f := range b.files {
 		f.Close()
 	}
-	b.files = nil
+	b.files, b.ids = nil, nil
 }
 
 // closeBut closes the fds but those modes holds.
@@ -122,14 +125,16 @@ func (b *bound) closeBut(modes rootModes) {
 		keep[m.f] = true
 	}
 	var kept []*os.File
-	for _, f := range b.files {
+	var ids []hostpath.ID
+	for i, f := range b.files {
 		if keep[f] {
 			kept = append(kept, f)
+			ids = append(ids, b.ids[i])
 		} else {
 			f.Close()
 		}
 	}
-	b.files = kept
+	b.files, b.ids = kept, ids
 }
 
 // bindFromFDs opens every bind source of p, checks it and rewrites its op
@@ -312,6 +317,7 @@ func (b binder) bindFromFDs(p *bwrap.Plan, firstFD int) (_ *bound, err error) {
 			continue
 		}
 		o.SrcFD = firstFD + len(out.files)
+		out.ids = append(out.ids, s.r.ID())
 		out.files = append(out.files, s.r.TakeFile())
 	}
 	p.Ops = ops
@@ -332,8 +338,40 @@ func (b *bound) addData(p *bwrap.Plan, firstFD int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", quote.String(o.Dest), err)
 		}
+		id, err := fileID(f)
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", quote.String(o.Dest), err)
+		}
 		o.SrcFD = firstFD + len(b.files)
+		b.ids = append(b.ids, id)
 		b.files = append(b.files, f)
+	}
+	return nil
+}
+
+// fileID returns the identity of the open file f.
+func fileID(f *os.File) (hostpath.ID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return hostpath.ID{}, os.NewSyscallError("fstat", err)
+	}
+	return hostpath.ID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+}
+
+// sameFiles refuses to go on when an fd to be handed to bwrap is no
+// longer the file that was checked: closed by number elsewhere in the
+// launcher (a double close) and its number taken by another file, bwrap
+// would bind what nobody checked.
+func (b *bound) sameFiles() error {
+	for i, f := range b.files {
+		id, err := fileID(f)
+		if err == nil && id != b.ids[i] {
+			err = errors.New("another file has its number")
+		}
+		if err != nil {
+			return fmt.Errorf("the fd of bind source %d (%s) is not the file that was checked: %v: refusing to start (a bug of the launcher: report it)", i, quote.String(f.Name()), err)
+		}
 	}
 	return nil
 }

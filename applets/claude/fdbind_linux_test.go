@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/claude-sandbox/claude-sandbox/internal/bwrap"
 	"github.com/claude-sandbox/claude-sandbox/internal/hostpath"
 )
@@ -145,5 +147,34 @@ func TestGrowFDTable(t *testing.T) {
 	}
 	if after := openFDs(t); after != before {
 		t.Errorf("open fds: %d before, %d after", before, after)
+	}
+}
+
+// A bind source's fd whose number was closed elsewhere and taken by
+// another file is refused before bwrap gets it.
+func TestBoundRefusesAnFDThatChanged(t *testing.T) {
+	dir := t.TempDir()
+	r, err := hostpath.Open(dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	b := &bound{ids: []hostpath.ID{r.ID()}, files: []*os.File{r.TakeFile()}}
+	defer b.Close()
+	if err := b.sameFiles(); err != nil {
+		t.Fatalf("the fd as opened: %v", err)
+	}
+	// What a double close and a later open do to the number.
+	other, err := os.Open("/etc/passwd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := unix.Dup2(int(other.Fd()), int(b.files[0].Fd())); err != nil {
+		t.Fatal(err)
+	}
+	err = b.sameFiles()
+	if err == nil || !strings.Contains(err.Error(), "is not the file that was checked: another file has its number: refusing to start") {
+		t.Fatalf("sameFiles = %v, want the fd refused", err)
 	}
 }

@@ -57,6 +57,10 @@ func start(l *sandbox.Launch, bwrapPath string, filter *seccomp.Filter, bound *b
 		filterFile.Close()
 		bound.closeBut(modes)
 	}
+	// Last, the fds bwrap binds from are still the files checked.
+	if err := bound.sameFiles(); err != nil {
+		return err
+	}
 	return runChain(l.Argv(bwrapPath), l.Env, extra, cgroupFD, stdio, sigs, started, ended)
 }
 

@@ -137,7 +137,11 @@ func prepareWorktree(wf *worktreeFlag, pwd, home string, dryRun bool) (*sessionW
 	if err != nil {
 		return nil, fmt.Errorf("-w: %s: %w", quote.String(repo), err)
 	}
-	defer unix.Close(fd)
+	// fd walks down: the directory reached so far, closed once when the
+	// walk moves on and the last one here. (A defer of unix.Close(fd)
+	// would close the first number a second time, by then another
+	// goroutine's fd: a bind source opened early.)
+	defer func() { unix.Close(fd) }()
 	rel := ""
 	for _, d := range append(worktreeDirs, wf.name) {
 		rel = filepath.Join(rel, d)

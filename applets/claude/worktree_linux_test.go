@@ -57,7 +57,11 @@ func TestPrepareWorktreeLeavesTheFDTable(t *testing.T) {
 	if !wt.made {
 		t.Fatalf("the worktree was not made: %+v", wt)
 	}
-	if after := fdList(t); !slices.Equal(before, after) {
-		t.Errorf("fds before making the worktree %v, after %v", before, after)
+	// Other tests of the package run beside this one and close theirs:
+	// only an fd that is new counts.
+	for _, fd := range fdList(t) {
+		if !slices.Contains(before, fd) {
+			t.Errorf("fd %s is open after making the worktree (before: %v)", fd, before)
+		}
 	}
 }

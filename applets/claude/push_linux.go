@@ -188,9 +188,7 @@ func openPushBroker(l *sandbox.Launch, home string) (*pushBroker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("git push: the launcher's socket: %w", err)
 	}
-	var id [8]byte
-	rand.Read(id[:])
-	b := &pushBroker{l: l, ln: ln, session: hex.EncodeToString(id[:]), log: pushlog.Path(home), home: home}
+	b := &pushBroker{l: l, ln: ln, session: newID(), log: pushlog.Path(home), home: home}
 	b.wg.Add(1)
 	go b.serve()
 	return b, nil
@@ -272,6 +270,7 @@ func (b *pushBroker) handle(c *net.UnixConn) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	id := newID()
 	url, err := b.remoteURL(remote)
 	if err != nil {
 		b.refuse(c, remote, err.Error())
@@ -306,8 +305,7 @@ func (b *pushBroker) handle(c *net.UnixConn) {
 		pushlog.EnvPatterns+"="+strings.Join(rule.Patterns, "\n"), pushlog.EnvCI+"="+ci,
 		pushlog.EnvCIPaths+"="+strings.Join(rule.CIPaths, "\n"),
 		pushlog.EnvProject+"="+b.l.PushProject, pushlog.EnvSession+"="+b.session,
-		pushlog.EnvLog+"="+b.log, pushlog.EnvGit+"="+gitPath)
-	before, _ := pushlog.Read(b.log, b.session)
+		pushlog.EnvLog+"="+b.log, pushlog.EnvGit+"="+gitPath, pushlog.EnvPush+"="+id)
 	in := &firstBytes{r: c}
 	cmd := exec.Command(gitPath, "receive-pack", staging)
 	cmd.Dir, cmd.Env = "/", env
@@ -322,13 +320,31 @@ func (b *pushBroker) handle(c *net.UnixConn) {
 	// The hook logs every ref it sees; a push with refs (not a lone
 	// flush packet) that it never saw was refused by receive-pack itself:
 	// objects that fail fsck, a pack over the bound.
-	if after, _ := pushlog.Read(b.log, b.session); len(after) == len(before) && in.n == len(in.head) && string(in.head[:]) != "0000" {
+	if !b.logged(id) && in.n == len(in.head) && string(in.head[:]) != "0000" {
 		why := "git receive-pack did not take the agent's objects (they fail git fsck, or pass the size bound of 100 MiB)"
 		if errb.Len() > 0 {
 			why += ": " + pushlog.Redact(pushlog.LastLine(errb.String(), err), url)
 		}
 		pushlog.Append(b.log, b.entry(remote, pushlog.Refused, why))
 	}
+}
+
+// logged reports whether the log has an entry of the connection id (the
+// hook's), not by counting entries: other sessions append too.
+func (b *pushBroker) logged(id string) bool {
+	es, _ := pushlog.Read(b.log, b.session)
+	for _, e := range es {
+		if e.Push == id {
+			return true
+		}
+	}
+	return false
+}
+
+func newID() string {
+	var id [8]byte
+	rand.Read(id[:])
+	return hex.EncodeToString(id[:])
 }
 
 // firstBytes reads r and keeps its first four bytes: receive-pack's first

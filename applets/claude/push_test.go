@@ -77,6 +77,8 @@ step ci git push origin HEAD:agent/ci
 bad=$(printf 'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor nobody\ncommitter nobody\n\nbad\n' | git hash-object -t commit --literally -w --stdin)
 step fsck git push origin $bad:refs/heads/agent/bad
 step fetch git fetch origin
+lt=$(printf '%0200d' 0 | tr 0 '<')
+step long git push origin HEAD~1:refs/heads/agent/$lt/$lt/$lt/$lt
 `
 	cmd := s.Command("--shell", "-c", script)
 	cmd.Dir = proj
@@ -92,6 +94,9 @@ step fetch git fetch origin
 		{"ci", "changes .github/workflows/ci.yml, a CI definition the forge runs with the repository's secrets (end the git push line with ci to allow it)", "rc=1"},
 		{"fsck", "fsck error in packed object", "rc=1"},
 		{"fetch", "the sandbox only pushes to it (through the launcher); fetch on the host", "rc=128"},
+		// Its entry's line, escaped, is over 4 KiB: it once went unread,
+		// and the launcher logged a refusal of a push that landed.
+		{"long", ": pushed to origin", "rc=0"},
 	} {
 		got := steps[w.step]
 		if !strings.Contains(got, w.want) || !strings.HasSuffix(got, w.rc+"\n") {
@@ -99,7 +104,8 @@ step fetch git fetch origin
 		}
 	}
 	// The forge has agent/x at the agent's commit, and nothing else of it.
-	if got := hostGit(t, s, forge, "for-each-ref", "--format=%(refname) %(subject)"); got != "refs/heads/agent/x two\nrefs/heads/main one\n" {
+	lt := strings.Repeat("<", 200)
+	if got := hostGit(t, s, forge, "for-each-ref", "--format=%(refname) %(subject)"); got != "refs/heads/agent/"+lt+"/"+lt+"/"+lt+"/"+lt+" two\nrefs/heads/agent/x two\nrefs/heads/main one\n" {
 		t.Errorf("the forge's refs:\n%s", got)
 	}
 	ents, _ := os.ReadDir(markers)
@@ -113,10 +119,14 @@ step fetch git fetch origin
 		"claude: git push: origin main ",
 		": refused (the branch main matches none",
 		"claude: git push: every push is in claude-sandbox git log\n",
+		"claude: git push: origin agent/" + lt + "/" + lt,
 	} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, r.Stderr)
 		}
+	}
+	if n := strings.Count(r.Stderr, "did not take the agent's objects"); n != 1 {
+		t.Errorf("the summary has %d refusals by receive-pack, want 1 (the fsck step's):\n%s", n, r.Stderr)
 	}
 	testutil.Link(t, s.LinkDir, "claude-sandbox")
 	lg := s.User.Command(s.Home, filepath.Join(s.LinkDir, "claude-sandbox"), "git", "log")

@@ -99,6 +99,7 @@ func preReceive(ctx context.Context, stdio multicall.Stdio) error {
 			Session: os.Getenv(pushlog.EnvSession),
 			Project: os.Getenv(pushlog.EnvProject),
 			Remote:  os.Getenv(pushlog.EnvRemote),
+			Push:    os.Getenv(pushlog.EnvPush),
 		},
 	}
 	var ups []update

@@ -44,6 +44,9 @@ type Entry struct {
 	New     string    `json:"new,omitempty"`
 	Result  string    `json:"result"`
 	Why     string    `json:"why,omitempty"`
+	// Push is the id of the connection the entry is of: the launcher
+	// tells from it whether its hook logged anything.
+	Push string `json:"push,omitempty"`
 }
 
 // maxLine bounds an entry's line, as written and as read.
@@ -52,10 +55,7 @@ const maxLine = 4096
 // Append adds e to the log at path, made 0600 if missing, never through a
 // symlink; one write, so that entries of processes at once stay whole.
 func Append(path string, e Entry) error {
-	if len(e.Why) > 1024 {
-		e.Why = e.Why[:1024] + "..."
-	}
-	b, err := json.Marshal(e)
+	b, err := fit(e)
 	if err != nil {
 		return err
 	}
@@ -69,6 +69,35 @@ func Append(path string, e Entry) error {
 		err = cerr
 	}
 	return err
+}
+
+// fit returns e as JSON of under maxLine bytes: its strings cut (a ref
+// the agent names, a path, a message) until it fits, since JSON writes
+// some bytes as six and Read skips a line over the bound.
+func fit(e Entry) ([]byte, error) {
+	for n := 1024; n >= 8; n /= 2 {
+		c := e
+		for _, s := range []*string{&c.Session, &c.Project, &c.Remote, &c.Ref, &c.Old, &c.New, &c.Result, &c.Why, &c.Push} {
+			*s = clip(*s, n)
+		}
+		b, err := json.Marshal(c)
+		if err != nil || len(b) < maxLine {
+			return b, err
+		}
+	}
+	return nil, errors.New("the push log: an entry does not fit a line")
+}
+
+// clip cuts s to at most n bytes, at a character, marked with "...".
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // Read returns the log's entries, oldest first, those of session only if
@@ -120,12 +149,18 @@ func Short(id string) string {
 }
 
 // Line returns e as one line of text, with what a terminal would take
-// for a control (the ref's name is the agent's) as '?'.
+// for a control, and what it draws invisibly or reorders (the ref's name
+// is the agent's), as '?'.
 func (e Entry) Line() string { return printable(e.line()) }
 
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == utf8.RuneError,
+			r >= 0x200b && r <= 0x200f, // zero-width, LRM, RLM
+			r >= 0x2028 && r <= 0x202e, // line and paragraph separators, bidi embeddings and overrides
+			r >= 0x2060 && r <= 0x2069, // word joiner, invisible operators, bidi isolates
+			r == 0xfeff, r == 0x061c, r == 0x00ad:
 			return '?'
 		}
 		return r
@@ -157,6 +192,7 @@ const (
 	EnvSession  = EnvPrefix + "SESSION"  // the session's id, for the log
 	EnvLog      = EnvPrefix + "LOG"      // the log's path
 	EnvGit      = EnvPrefix + "GIT"      // the user's git, by its path
+	EnvPush     = EnvPrefix + "ID"       // the connection's id, for the log (Entry.Push)
 	// EnvSaved prefixes the user's own value of a variable the launcher
 	// set for receive-pack (EnvSaved+"GIT_CONFIG_GLOBAL"); absent when the
 	// user had none.

@@ -69,3 +69,30 @@ func TestRedact(t *testing.T) {
 		t.Errorf("Redact = %q", got)
 	}
 }
+
+// A ref json escapes to six bytes a character (what the agent names its
+// branch) once made the pushed entry's line too long to read back, so
+// the log lost it.
+func TestAppendFitsEveryEntry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), Name)
+	long := "refs/heads/agent/" + strings.Repeat("<", 720)
+	e := Entry{Session: "a", Project: "/p/" + strings.Repeat("\u00e9", 2000), Remote: strings.Repeat("&", 1000), Ref: long, Old: strings.Repeat("1", 40), New: strings.Repeat("2", 40), Result: Pushed, Why: strings.Repeat("\xff", 3000)}
+	if err := Append(p, e); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(p, "a")
+	if err != nil || len(got) != 1 {
+		t.Fatalf("read back %d entries (%v), want 1", len(got), err)
+	}
+	g := got[0]
+	if g.Result != Pushed || g.Old != e.Old || g.New != e.New || !strings.HasPrefix(long, strings.TrimSuffix(g.Ref, "...")) || !strings.HasSuffix(g.Ref, "...") {
+		t.Errorf("read back %+v", g)
+	}
+}
+
+func TestLineMapsInvisibleAndBidi(t *testing.T) {
+	e := Entry{Remote: "o", Ref: "refs/heads/agent/a\u202eb\u2066c\u200bd\u2028e\ufeff", Result: Pushed}
+	if got, want := e.Line(), "o agent/a?b?c?d?e? -..-: pushed"; got != want {
+		t.Errorf("Line() = %q, want %q", got, want)
+	}
+}

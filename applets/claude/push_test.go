@@ -79,6 +79,10 @@ step fsck git push origin $bad:refs/heads/agent/bad
 step fetch git fetch origin
 lt=$(printf '%0200d' 0 | tr 0 '<')
 step long git push origin HEAD~1:refs/heads/agent/$lt/$lt/$lt/$lt
+cic=$(git rev-parse HEAD)
+git checkout -q -b sneak HEAD~1 && git merge -q -s ours -m sneak $cic
+step sneak git push origin HEAD:agent/sneak
+step ci2 git push origin $cic:refs/heads/agent/ci2
 `
 	cmd := s.Command("--shell", "-c", script)
 	cmd.Dir = proj
@@ -97,6 +101,12 @@ step long git push origin HEAD~1:refs/heads/agent/$lt/$lt/$lt/$lt
 		// Its entry's line, escaped, is over 4 KiB: it once went unread,
 		// and the launcher logged a refusal of a push that landed.
 		{"long", ": pushed to origin", "rc=0"},
+		// A merge by -s ours hides the commit that changes a CI
+		// definition from git log's history, and, once the remote has
+		// it on another branch, it can be pushed as a branch's tip: the
+		// tip's CI definitions are what the forge runs.
+		{"sneak", "remote: claude-sandbox: refs/heads/agent/sneak: pushed to origin", "rc=0"},
+		{"ci2", "remote: claude-sandbox: refs/heads/agent/ci2: refused: the CI definitions of " + ".github/workflows differ from those of every branch of the remote: the forge would run them with the repository's secrets (end the git push line with ci to allow it)", "rc=1"},
 	} {
 		got := steps[w.step]
 		if !strings.Contains(got, w.want) || !strings.HasSuffix(got, w.rc+"\n") {
@@ -105,7 +115,7 @@ step long git push origin HEAD~1:refs/heads/agent/$lt/$lt/$lt/$lt
 	}
 	// The forge has agent/x at the agent's commit, and nothing else of it.
 	lt := strings.Repeat("<", 200)
-	if got := hostGit(t, s, forge, "for-each-ref", "--format=%(refname) %(subject)"); got != "refs/heads/agent/"+lt+"/"+lt+"/"+lt+"/"+lt+" two\nrefs/heads/agent/x two\nrefs/heads/main one\n" {
+	if got := hostGit(t, s, forge, "for-each-ref", "--format=%(refname) %(subject)"); got != "refs/heads/agent/"+lt+"/"+lt+"/"+lt+"/"+lt+" two\nrefs/heads/agent/sneak sneak\nrefs/heads/agent/x two\nrefs/heads/main one\n" {
 		t.Errorf("the forge's refs:\n%s", got)
 	}
 	ents, _ := os.ReadDir(markers)

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,14 +196,114 @@ func (h *hook) check(u update) string {
 			return fmt.Sprintf("commit %s changes %s, a CI definition the forge runs with the repository's secrets (end the git push line with ci to allow it)", pushlog.Short(commit), l)
 		}
 	}
-	return ""
+	return h.checkTip(u)
+}
+
+// checkTip returns why the CI definitions in the tree of u.new, which the
+// forge runs on the push, are refused: they must be those of a branch the
+// remote has, entry for entry (none when it has no branch). The commits
+// of the push alone do not tell: a merge by -s ours hides one that
+// changes them from git log, and a commit the remote has on one branch
+// (or an old one) can become another's tip.
+func (h *hook) checkTip(u update) string {
+	tips, err := h.run("for-each-ref", "--format=%(objectname)", "refs/heads/")
+	if err != nil {
+		return "reading the remote's branches: " + err.Error()
+	}
+	specs := ciSpecs(h.ciPaths)
+	revs := append([]string{u.new}, strings.Fields(tips)...)
+	var in strings.Builder
+	for _, r := range revs {
+		for _, sp := range specs {
+			fmt.Fprintf(&in, "%s:%s\n", r, sp.path)
+		}
+	}
+	out, err := h.runIn(in.String(), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return "reading the pushed commit's CI definitions: " + err.Error()
+	}
+	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(got) != len(revs)*len(specs) {
+		return "reading the pushed commit's CI definitions: git cat-file answered " + fmt.Sprint(len(got)) + " lines"
+	}
+	sig := func(i int) []string {
+		s := make([]string, len(specs))
+		for j, sp := range specs {
+			l := got[i*len(specs)+j]
+			switch {
+			case strings.HasSuffix(l, " missing"):
+				s[j] = "missing"
+			case sp.leading && strings.HasSuffix(l, " tree"):
+				// A directory on the way: what it holds
+				// beside the definitions is not theirs.
+				s[j] = "missing"
+			default:
+				s[j] = l
+			}
+		}
+		return s
+	}
+	pushed := sig(0)
+	base := make([]string, len(specs))
+	for j := range base {
+		base[j] = "missing"
+	}
+	for i := 1; i < len(revs); i++ {
+		t := sig(i)
+		if slices.Equal(pushed, t) {
+			return ""
+		}
+		if i == 1 {
+			base = t
+		}
+	}
+	if len(revs) == 1 && slices.Equal(pushed, base) {
+		return ""
+	}
+	var diff []string
+	for j, sp := range specs {
+		if pushed[j] != base[j] {
+			diff = append(diff, sp.path)
+		}
+	}
+	return fmt.Sprintf("the CI definitions of %s differ from those of every branch of the remote: the forge would run them with the repository's secrets (end the git push line with ci to allow it)", strings.Join(diff, ", "))
+}
+
+// ciSpec is a path whose entry in a tree the tip check compares: a CI
+// definition, or a directory on the way to one (only whether it is a
+// directory counts: a symlink there is refused).
+type ciSpec struct {
+	path    string
+	leading bool
+}
+
+func ciSpecs(paths []string) []ciSpec {
+	var out []ciSpec
+	seen := map[string]bool{}
+	for _, p := range paths {
+		p = strings.Trim(p, "/")
+		parts := strings.Split(p, "/")
+		for i := 1; i <= len(parts); i++ {
+			q := strings.Join(parts[:i], "/")
+			if q == "" || seen[q] {
+				continue
+			}
+			seen[q] = true
+			out = append(out, ciSpec{path: q, leading: i < len(parts)})
+		}
+	}
+	return out
 }
 
 // run runs the user's git in the staging repository, in the
 // environment receive-pack gave the hook (only the staging repository's
 // config), and returns its output.
-func (h *hook) run(args ...string) (string, error) {
+func (h *hook) run(args ...string) (string, error) { return h.runIn("", args...) }
+
+// runIn is run with stdin.
+func (h *hook) runIn(stdin string, args ...string) (string, error) {
 	cmd := exec.CommandContext(h.ctx, h.git, args...)
+	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "GIT_LITERAL_PATHSPECS=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

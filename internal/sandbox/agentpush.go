@@ -46,6 +46,8 @@ var DefaultCIPaths = []string{
 	".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".gitlab/ci/", ".circleci/",
 	"Jenkinsfile", "azure-pipelines.yml", ".azure-pipelines/", ".buildkite/", ".drone.yml",
 	"bitbucket-pipelines.yml", ".travis.yml", ".woodpecker/", ".woodpecker.yml", ".forgejo/workflows/", ".gitea/workflows/",
+	".builds/", ".build.yml", ".cirrus.yml", ".cirrus.star", "appveyor.yml", ".appveyor.yml", ".semaphore/", ".teamcity/",
+	"cloudbuild.yaml", "cloudbuild.yml", "buildspec.yml", "codemagic.yaml", ".gitlab-ci.yaml",
 }
 
 // PushDir returns the host directory of the launcher's push state for the
